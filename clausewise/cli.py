@@ -1,0 +1,202 @@
+"""Command line: ingest, docs, show (and the sample job)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from clausewise.settings import Settings
+from clausewise.stores import StoreError, Stores, open_stores
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, help="Search construction design codes.")
+console = Console(stderr=True)
+out = Console()
+
+StoreOpt = Annotated[Path | None, typer.Option("--store", help="Store directory (default: STORE_DIR or ./clausewise-data).")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")]
+
+
+def _stores(store: Path | None) -> Stores:
+    try:
+        return open_stores(Settings(), store)
+    except StoreError as exc:
+        _fail(str(exc))
+        raise  # unreachable
+
+
+def _fail(message: str, code: int = 1) -> None:
+    console.print(f"[red]error:[/red] {message}", highlight=False)
+    raise typer.Exit(code)
+
+
+def ingest_file(stores: Stores, path: Path, *, publisher: str | None, code: str | None, overwrite: bool,
+                progress: Progress | None = None) -> dict[str, Any]:
+    """Run the ingestion graph on one file, advancing a progress bar per page."""
+    from clausewise.graph.ingest import build_ingest_graph
+    from clausewise.graph.state import IngestContext
+    from clausewise.tools.models import build_embedder
+
+    graph = build_ingest_graph(stores=stores, embedder=build_embedder(Settings()))
+    task = progress.add_task(path.name, total=None) if progress else None
+    result: dict[str, Any] = {}
+    inputs = {"path": str(path), "publisher": publisher, "code": code, "overwrite": overwrite}
+    for mode, chunk in graph.stream(inputs, context=IngestContext(),
+                                    stream_mode=["updates", "values"]):
+        if mode == "values":
+            result = chunk
+            continue
+        for node, update in chunk.items():
+            if progress is None or task is None:
+                continue
+            if node == "check_document" and update and update.get("doc"):
+                progress.update(task, total=update["doc"]["pages"] + 2)
+            elif node == "extract_page":
+                progress.advance(task)
+            elif node in ("embed", "commit"):
+                progress.advance(task)
+    if task is not None and progress is not None:
+        progress.update(task, completed=progress.tasks[task].total or 0)
+    return result
+
+
+@app.command()
+def ingest(
+    files: Annotated[list[Path], typer.Argument(help="PDF files of codes to ingest.")],
+    store: StoreOpt = None,
+    overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace a document already ingested.")] = False,
+    publisher: Annotated[str | None, typer.Option("--publisher", help="Publisher, e.g. CEN, BSI.")] = None,
+    code: Annotated[str | None, typer.Option("--code", help="Document code, e.g. 'EN 1991-1-3:2003'.")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Ingest code PDFs into the stores (skips a file already ingested unless --overwrite)."""
+    from clausewise.nodes.ingest.document import IngestError
+
+    if code and len(files) > 1:
+        _fail("--code names one document; ingest one file at a time with it")
+    stores = _stores(store)
+    results, failures = [], 0
+    columns = [TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn()]
+    with Progress(*columns, console=console, transient=False, disable=as_json) as progress:
+        for path in files:
+            try:
+                state = ingest_file(stores, path, publisher=publisher, code=code, overwrite=overwrite,
+                                    progress=progress)
+            except (IngestError, StoreError, ValueError) as exc:
+                failures += 1
+                console.print(f"[red]error:[/red] {exc}", highlight=False)
+                continue
+            results.append({"file": path.name, **{k: state.get(k) for k in ("doc_key", "status", "summary", "warnings")}})
+            for warning in state.get("warnings") or []:
+                console.print(f"[yellow]warning:[/yellow] {path.name}: {warning}", highlight=False)
+    if as_json:
+        out.print_json(json.dumps(results))
+    else:
+        _summary_table(results)
+    if failures:
+        raise typer.Exit(1)
+
+
+def _summary_table(results: list[dict[str, Any]]) -> None:
+    table = Table(title="Ingested")
+    for col in ("document", "status", "pages", "sections", "tables", "figures", "images", "expr.",
+                "refs resolved/unresolved", "precedence", "kv", "seconds"):
+        table.add_column(col, justify="right" if col not in ("document", "status") else "left")
+    for r in results:
+        s = r.get("summary") or {}
+        if r["status"] == "skipped":
+            table.add_row(r["doc_key"], "skipped (same file)", *[""] * 10)
+            continue
+        table.add_row(
+            r["doc_key"], r["status"], str(s.get("pages")), str(s.get("sections")), str(s.get("tables")),
+            str(s.get("figures")), str(s.get("images")), str(s.get("expressions")),
+            f"{s.get('references_resolved')}/{s.get('references_unresolved')}", str(s.get("precedence_rules")),
+            str(s.get("kv_entries")), str(s.get("seconds")),
+        )
+    out.print(table)
+
+
+@app.command()
+def docs(store: StoreOpt = None, as_json: JsonOpt = False) -> None:
+    """The master list: documents ingested and documents only referenced."""
+    documents = _stores(store).documents()
+    if as_json:
+        out.print_json(json.dumps(documents))
+        return
+    table = Table(title="Documents")
+    for col in ("key", "code", "edition", "status", "pages", "title", "referenced by"):
+        table.add_column(col)
+    for key, d in sorted(documents.items(), key=lambda kv: (kv[1].get("status") != "ingested", kv[0])):
+        refs = d.get("referenced_by") or []
+        table.add_row(key, d.get("code") or "", d.get("edition") or "", d.get("status") or "",
+                      str(d.get("pages") or ""), (d.get("title") or "")[:60], f"{len(refs)} sections" if refs else "")
+    out.print(table)
+
+
+@app.command()
+def show(key: Annotated[str, typer.Argument(help="A store key, e.g. CEN_EN1991-1-3_5.3.2.")],
+         store: StoreOpt = None, as_json: JsonOpt = False) -> None:
+    """One section: text, pages, kind, references with targets, precedence rules, image path."""
+    stores = _stores(store)
+    try:
+        section = stores.lookup("sections", key)
+    except (KeyError, ValueError) as exc:
+        _fail(str(exc).strip("'\""))
+        return
+    if section is None:
+        _fail(f"no section {key!r} in {stores.blobs.describe()} (see `clausewise docs`)")
+        return
+    refs = stores.lookup("references", key) or []
+    rules = stores.lookup("precedence", key) or []
+    obj = stores.lookup("objects", key) or {}
+    image = None
+    if obj.get("image"):
+        root = getattr(stores.blobs, "root", None)
+        image = str(Path(root) / obj["image"]) if root else obj["image"]
+    payload = {
+        "key": key, "kind": section["kind"], "document": section["document"], "section": section["section"],
+        "title": section.get("title"), "pages": section["pages"], "parent": section.get("parent"),
+        "previous": section.get("previous"), "next": section.get("next"), "text": section["text"],
+        "references": [{k: r.get(k) for k in ("raw", "target", "resolved", "kind", "reason")} for r in refs],
+        "precedence": rules, "image": image, "description": section.get("description"),
+    }
+    if as_json:
+        out.print_json(json.dumps(payload))
+        return
+    out.rule(f"[bold]{key}[/bold]  {section['kind']}  pages {', '.join(map(str, section['pages']))}")
+    out.print(section["text"], highlight=False, markup=False)
+    if image:
+        out.print(f"\n[bold]image:[/bold] {image}")
+    if refs:
+        t = Table(title="References")
+        for col in ("reference", "target", "resolved"):
+            t.add_column(col)
+        for r in refs:
+            t.add_row(r["raw"], r.get("target") or "", "yes" if r["resolved"] else f"no ({r.get('reason', 'not found')})")
+        out.print(t)
+    for rule in rules:
+        out.print(f"[yellow]precedence:[/yellow] {rule['rule']}  [dim](from {rule['source_key']})[/dim]", highlight=False)
+
+
+@app.command()
+def sample(
+    directory: Annotated[Path, typer.Option("--dir", help="Where to write the sample PDFs.")] = Path("sample-codes"),
+    store: StoreOpt = None,
+) -> None:
+    """The main job on the embedded default: generate sample code PDFs and ingest them, offline."""
+    from clausewise.sample import write_sample_pdf
+
+    directory.mkdir(parents=True, exist_ok=True)
+    files = [write_sample_pdf(directory / "sample-code.pdf"),
+             write_sample_pdf(directory / "sample-code-scanned.pdf", scanned=True, designation="EN 1991-9-8")]
+    console.print(f"wrote {', '.join(str(f) for f in files)}")
+    ingest(files, store=store, overwrite=False, publisher=None, code=None, as_json=False)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    app()

@@ -1,0 +1,255 @@
+"""Per-page extraction: text lines with positions, captioned figures and tables, cropped images.
+
+Works on born-digital pages and on scans with an OCR text layer alike: figures and tables are found
+as regions of the page (PyMuPDF's layout model, run only on pages that carry a caption), cropped from
+the rendered page, and linked to the number and title of their caption.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from typing import Any
+
+import pymupdf
+
+from clausewise.keys import clean_number
+
+# PyMuPDF is not thread-safe; page workers run in a thread pool, so every MuPDF call holds this.
+MUPDF_LOCK = threading.RLock()
+
+CROP_DPI = 110
+_NUM = r"[A-Z]?\s?\.?\s?[\dIl]{1,2}(?:\s?\.\s?[\dIlO]{1,2}){0,3}"
+CAPTION = re.compile(
+    r"^\s*(?P<kind>Table|Figure|Fig\.)\s*(?P<number>" + _NUM + r")\s*"
+    r"(?:(?P<sep>[:\-\u2013\u2014\u2022\u00b7.]|\s(?=[A-Z(]))\s*(?P<title>.*?))?\s*$"
+)
+_PARAGRAPH_START = re.compile(r"^\s*\(\s?\d{1,2}\s?\)|^\s*NOTE|^\s*\d+(\.\d+)+\s+[A-Z]")
+
+
+def parse_caption(text: str) -> tuple[str, str, str] | None:
+    """(kind, number, title) when ``text`` opens with a table or figure caption."""
+    m = CAPTION.match(text)
+    if not m:
+        return None
+    title = (m.group("title") or "").strip()
+    if m.group("sep") is None and title:
+        return None
+    if title and not (title[0].isupper() or title[0] in "(\"'"):
+        return None
+    number = clean_number(m.group("number"))
+    if not re.fullmatch(r"([A-Z]\.)?\d{1,2}(\.\d{1,2}){0,3}|[A-Z]\.?\d{1,2}", number):
+        return None
+    kind = "table" if m.group("kind") == "Table" else "figure"
+    return kind, number, title
+
+
+def _overlap_y(a: list[float], b: list[float]) -> float:
+    inter = min(a[3], b[3]) - max(a[1], b[1])
+    return inter / max(1e-6, min(a[3] - a[1], b[3] - b[1]))
+
+
+def _rows(lines: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    """Group lines that share a baseline (a label and its text, table cells) into rows, top to bottom."""
+    rows: list[list[dict[str, Any]]] = []
+    for line in sorted(lines, key=lambda ln: (ln["bbox"][1], ln["bbox"][0])):
+        if rows and _overlap_y(rows[-1][0]["bbox"], line["bbox"]) > 0.5:
+            rows[-1].append(line)
+        else:
+            rows.append([line])
+    return [sorted(row, key=lambda ln: ln["bbox"][0]) for row in rows]
+
+
+def _merge_row(row: list[dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "text": " ".join(ln["text"] for ln in row),
+        "bbox": [
+            min(ln["bbox"][0] for ln in row),
+            min(ln["bbox"][1] for ln in row),
+            max(ln["bbox"][2] for ln in row),
+            max(ln["bbox"][3] for ln in row),
+        ],
+    }
+
+
+def table_rows(lines: list[dict[str, Any]]) -> list[list[str]]:
+    """Rebuild a table's rows and cells from the positions of its text lines.
+
+    Rows are lines sharing a baseline; columns are the clusters of the cells' left edges across the
+    table, so a cell lands in the column whose start it is nearest to.
+    """
+    rows = _rows(lines)
+    starts = sorted(ln["bbox"][0] for row in rows for ln in row)
+    columns: list[float] = []
+    for x in starts:
+        if not columns or x - columns[-1] > 18:
+            columns.append(x)
+    out = []
+    for row in rows:
+        cells = [""] * len(columns)
+        for ln in row:
+            col = max(i for i, c in enumerate(columns) if c <= ln["bbox"][0] + 18)
+            cells[col] = (cells[col] + " " + ln["text"]).strip()
+        out.append(cells)
+    return out
+
+
+def rows_to_markdown(rows: list[list[str]]) -> str:
+    if not rows:
+        return ""
+    width = max(len(r) for r in rows)
+    cells = [[c.replace("|", "\\|") for c in r] + [""] * (width - len(r)) for r in rows]
+    lines = ["| " + " | ".join(cells[0]) + " |", "|" + "---|" * width]
+    lines += ["| " + " | ".join(r) + " |" for r in cells[1:]]
+    return "\n".join(lines)
+
+
+def _layout_regions(page: pymupdf.Page) -> list[dict[str, Any]]:
+    import pymupdf.layout  # noqa: F401  (activates the ONNX layout model)
+
+    page.get_layout()
+    info = page.layout_information or []
+    return [
+        {"bbox": [float(v) for v in box[:4]], "class": box[4]}
+        for box in info
+        if box[4] in ("table", "picture", "caption")
+    ]
+
+
+def _distance(kind: str, caption: list[float], region: list[float]) -> float:
+    """How well a region fits a caption: tables hang below their caption, figures above it."""
+    h_overlap = min(caption[2], region[2]) - max(caption[0], region[0])
+    if h_overlap < 0:
+        return 1e9
+    if region[1] - 4 <= caption[1] and caption[3] <= region[3] + 4:
+        return 0.0  # caption inside the region
+    if kind == "table":
+        gap = region[1] - caption[3]
+        return gap if gap > -6 else 1e6 + abs(gap)
+    gap = caption[1] - region[3]
+    return gap if gap > -6 else 1e6 + abs(gap)
+
+
+def _fallback_region(kind: str, caption: list[float], body: list[dict[str, Any]], page_rect: Any) -> list[float]:
+    """A region when the layout model found none: the blank band above a figure caption, or the
+    lines below a table caption up to the next numbered paragraph."""
+    x0, x1 = page_rect.x0 + 40, page_rect.x1 - 40
+    if kind == "figure":
+        above = [ln["bbox"][3] for ln in body if ln["bbox"][3] <= caption[1] - 2]
+        top = max([caption[1] - 260, *[y for y in above if caption[1] - y > 40]], default=caption[1] - 260)
+        return [x0, max(page_rect.y0 + 40, top), x1, caption[1]]
+    below = [ln for ln in body if ln["bbox"][1] >= caption[3]]
+    bottom = caption[3] + 200
+    for ln in below:
+        if _PARAGRAPH_START.match(ln["text"]) and ln["bbox"][1] > caption[3] + 20:
+            bottom = ln["bbox"][1] - 2
+            break
+    return [x0, caption[3], x1, min(bottom, page_rect.y1 - 50)]
+
+
+def _inside(line: dict[str, Any], region: list[float]) -> bool:
+    b = line["bbox"]
+    cx, cy = (b[0] + b[2]) / 2, (b[1] + b[3]) / 2
+    return region[0] - 2 <= cx <= region[2] + 2 and region[1] - 2 <= cy <= region[3] + 2
+
+
+def extract_page(doc: pymupdf.Document, pno: int, *, crop: bool = True) -> dict[str, Any]:
+    """Everything ingestion needs from one page; ``pno`` is 0-based, the result's page is 1-based."""
+    t0 = time.perf_counter()
+    with MUPDF_LOCK:
+        page = doc[pno]
+        rect = page.rect
+        raw = page.get_text("dict", flags=pymupdf.TEXT_PRESERVE_WHITESPACE | pymupdf.TEXT_MEDIABOX_CLIP)
+        has_image = bool(page.get_images(full=False))
+    lines = []
+    for block in raw["blocks"]:
+        for line in block.get("lines", []):
+            text = "".join(span["text"] for span in line["spans"])
+            text = re.sub(r"\s+", " ", text).strip()
+            if text:
+                lines.append({"text": text, "bbox": [round(v, 1) for v in line["bbox"]]})
+    height = rect.height
+    header, footer, body = [], [], []
+    for ln in lines:
+        y0, y1 = ln["bbox"][1], ln["bbox"][3]
+        if y1 < rect.y0 + 0.075 * height and len(ln["text"]) < 70:
+            header.append(ln)
+        elif y0 > rect.y0 + 0.925 * height and len(ln["text"]) < 40:
+            footer.append(ln)
+        else:
+            body.append(ln)
+
+    captions = []
+    for row in _rows(body):
+        merged = _merge_row(row)
+        parsed = parse_caption(merged["text"]) or parse_caption(row[0]["text"])
+        if parsed:
+            captions.append((parsed, merged))
+
+    objects: list[dict[str, Any]] = []
+    title_lines: list[list[float]] = []
+    layout_s = 0.0
+    if captions:
+        t1 = time.perf_counter()
+        with MUPDF_LOCK:
+            regions = _layout_regions(page)
+        layout_s = time.perf_counter() - t1
+        free = [r for r in regions if r["class"] in ("table", "picture")]
+        for (kind, number, title), cap in captions:
+            want = "table" if kind == "table" else "picture"
+            scored = sorted(
+                (_distance(kind, cap["bbox"], r["bbox"]) + (0 if r["class"] == want else 50), i)
+                for i, r in enumerate(free)
+            )
+            if scored and scored[0][0] < 80:
+                region = free.pop(scored[0][1])["bbox"]
+            else:
+                region = _fallback_region(kind, cap["bbox"], body, rect)
+            if not title:
+                below = [ln for ln in body if 0 <= ln["bbox"][1] - cap["bbox"][3] < 20]
+                if below and not parse_caption(below[0]["text"]) and len(below[0]["text"]) < 120:
+                    title = below[0]["text"]
+                    title_lines.append(below[0]["bbox"])
+                    cap = {"text": cap["text"] + " " + title, "bbox": cap["bbox"]}
+            objects.append(
+                {"kind": kind, "number": number, "title": title, "caption": cap["text"],
+                 "caption_bbox": cap["bbox"], "bbox": [round(v, 1) for v in region]}
+            )
+    # Assign lines: object bodies leave the running text; caption lines stay as anchors.
+    flow = []
+    for ln in body:
+        if ln["bbox"] in title_lines:
+            continue
+        owner = next(
+            (o for o in objects if o["caption_bbox"] != ln["bbox"] and _inside(ln, o["bbox"])), None
+        )
+        if owner is not None:
+            owner.setdefault("lines", []).append(ln)
+        else:
+            flow.append(ln)
+    for obj in objects:
+        obj_lines = obj.pop("lines", [])
+        if obj["kind"] == "table":
+            rows = table_rows(obj_lines)
+            obj["rows"] = rows
+            obj["body"] = rows_to_markdown(rows)
+        else:
+            obj["body"] = " ".join(_merge_row(r)["text"] for r in _rows(obj_lines))
+        if crop:
+            box = pymupdf.Rect(obj["bbox"]) | pymupdf.Rect(obj["caption_bbox"])
+            with MUPDF_LOCK:
+                pix = page.get_pixmap(clip=box & rect, dpi=CROP_DPI, colorspace=pymupdf.csGRAY)
+                obj["png"] = pix.tobytes("png")
+    page_label = next((ln["text"] for ln in footer if re.fullmatch(r"[ivxlc\d]{1,4}", ln["text"].strip())), None)
+    return {
+        "page": pno + 1,
+        "lines": [_merge_row(r) for r in _rows(flow)],
+        "header": [ln["text"] for ln in header],
+        "label": page_label,
+        "objects": objects,
+        "has_text": bool(lines),
+        "has_image": has_image,
+        "layout_s": round(layout_s, 4),
+        "seconds": round(time.perf_counter() - t0, 4),
+    }

@@ -1,0 +1,34 @@
+"""Deployment settings, read from the environment and `.env`.
+
+No key set means the offline embedded default: local stores, MiniLM embeddings, deterministic
+reasoners. Per-run choices (store directory on the command line, graph Context) take precedence over
+these; the environment never silently overrides an explicit argument.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_file=".env", env_file_encoding="utf-8", extra="ignore")
+
+    gemini_api_key: SecretStr | None = Field(None, description="Gemini key; enables model mode.")
+    gemini_chat_model: str = Field("gemini-2.5-flash-lite", description="Chat model for every task.")
+    gemini_embedding_model: str = Field("gemini-embedding-001", description="Embedding model.")
+    pinecone_api_key: SecretStr | None = Field(None, description="Pinecone key; vector index on Pinecone.")
+    pinecone_index: str = Field("clausewise", description="Pinecone index name.")
+    r2_api_url: str | None = Field(None, description="R2 (S3 API) endpoint URL.")
+    r2_access_key_id: SecretStr | None = None
+    r2_secret_access_key: SecretStr | None = None
+    r2_bucket: str | None = None
+    store_dir: Path = Field(Path("./clausewise-data"), description="Local store directory.")
+    max_file_mb: int = Field(200, description="Largest PDF accepted, in MB.")
+    max_pages: int = Field(2000, description="Most pages accepted in one PDF.")
+
+    @property
+    def mode(self) -> str:
+        return "gemini" if self.gemini_api_key else "offline"

@@ -1,0 +1,146 @@
+"""Search indexes over the stores: the local vector index and the SQLite FTS5 keyword index.
+
+Both are derived from what ingestion committed (per-document vectors and sections), so they can be
+rebuilt at any time; both follow the visible documents (manifests) and nothing else.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from clausewise.stores.base import Stores, StoreError
+
+
+class EmbeddingMismatch(StoreError):
+    """The index was built with another embedding model than the one configured."""
+
+
+@dataclass(frozen=True)
+class Hit:
+    key: str
+    score: float
+    chunk: dict[str, Any]
+
+
+def check_embedding_model(stores: Stores, name: str, dim: int) -> None:
+    """Record the index's model on first use; refuse another model afterwards."""
+    recorded = stores.read_json("index.json", None)
+    if recorded is None:
+        stores.update_json("index.json", {}, lambda cur: cur or {"embedding_model": name, "dim": dim})
+        recorded = stores.read_json("index.json", {})
+    if recorded.get("embedding_model") != name or recorded.get("dim") != dim:
+        raise EmbeddingMismatch(
+            f"this store's vector index was built with {recorded.get('embedding_model')} "
+            f"(dim {recorded.get('dim')}), not {name} (dim {dim}); use the same embedding model "
+            "or ingest into a new store"
+        )
+
+
+class LocalVectorIndex:
+    """Exact cosine search over every visible document's chunk vectors (normalised, float32)."""
+
+    def __init__(self, stores: Stores):
+        self.stores = stores
+        self._signature: tuple[tuple[str, str], ...] = ()
+        self._matrix = np.zeros((0, 0), dtype=np.float32)
+        self._chunks: list[dict[str, Any]] = []
+        self._lock = threading.Lock()
+
+    def _refresh(self) -> None:
+        docs = self.stores.visible_documents()
+        signature = tuple(sorted((k, m["generation"]) for k, m in docs.items()))
+        if signature == self._signature:
+            return
+        matrices, chunks = [], []
+        for doc_key, _ in signature:
+            vectors = self.stores.doc_vectors(doc_key)
+            doc_chunks = self.stores.doc_table(doc_key, "chunks").get("chunks", [])
+            if vectors is None or len(vectors) != len(doc_chunks):
+                raise StoreError(f"vector index of {doc_key} is missing or does not match its chunks")
+            matrices.append(vectors)
+            chunks.extend(doc_chunks)
+        self._matrix = np.vstack(matrices) if matrices else np.zeros((0, 0), dtype=np.float32)
+        self._chunks = chunks
+        self._signature = signature
+
+    def __len__(self) -> int:
+        with self._lock:
+            self._refresh()
+            return len(self._chunks)
+
+    def search(self, vector: np.ndarray, k: int = 10, offset: int = 0) -> list[Hit]:
+        """Chunks ranked offset..offset+k by cosine similarity (vectors are normalised)."""
+        with self._lock:
+            self._refresh()
+            if not self._chunks:
+                return []
+            scores = self._matrix @ vector.astype(np.float32)
+            order = np.argsort(-scores, kind="stable")[offset : offset + k]
+            return [Hit(self._chunks[i]["key"], float(scores[i]), self._chunks[i]) for i in order]
+
+
+_FTS_TOKEN = re.compile(r"[\w.]+", re.UNICODE)
+
+
+class KeywordIndex:
+    """SQLite FTS5 (BM25) over the sections store, rebuilt when the visible documents change."""
+
+    def __init__(self, stores: Stores, path: Path):
+        self.stores, self.path = stores, path
+        self._lock = threading.Lock()
+
+    def _signature(self) -> str:
+        docs = self.stores.visible_documents()
+        return ";".join(f"{k}={m['generation']}" for k, m in sorted(docs.items()))
+
+    def _connect(self) -> sqlite3.Connection:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        con = sqlite3.connect(self.path, check_same_thread=False)
+        con.execute("CREATE TABLE IF NOT EXISTS meta (signature TEXT)")
+        con.execute(
+            "CREATE VIRTUAL TABLE IF NOT EXISTS sections USING fts5("
+            "key UNINDEXED, doc UNINDEXED, kind UNINDEXED, title, text, tokenize='unicode61')"
+        )
+        return con
+
+    def ensure(self) -> sqlite3.Connection:
+        with self._lock:
+            con = self._connect()
+            signature = self._signature()
+            row = con.execute("SELECT signature FROM meta").fetchone()
+            if row is None or row[0] != signature:
+                with con:
+                    con.execute("DELETE FROM sections")
+                    con.executemany(
+                        "INSERT INTO sections (key, doc, kind, title, text) VALUES (?, ?, ?, ?, ?)",
+                        (
+                            (key, s["document"], s["kind"], s.get("title") or "", s["text"])
+                            for key, s in self.stores.iter_sections()
+                        ),
+                    )
+                    con.execute("DELETE FROM meta")
+                    con.execute("INSERT INTO meta VALUES (?)", (signature,))
+            return con
+
+    def search(self, terms: list[str], limit: int = 1000) -> list[tuple[str, float]]:
+        """Every section containing any of ``terms`` (phrases allowed), best BM25 first."""
+        phrases = []
+        for term in terms:
+            tokens = _FTS_TOKEN.findall(term.lower())
+            if tokens:
+                phrases.append('"' + " ".join(t.replace('"', "") for t in tokens) + '"')
+        if not phrases:
+            return []
+        con = self.ensure()
+        rows = con.execute(
+            "SELECT key, bm25(sections) FROM sections WHERE sections MATCH ? ORDER BY bm25(sections) LIMIT ?",
+            (" OR ".join(phrases), limit),
+        ).fetchall()
+        return [(key, -score) for key, score in rows]
