@@ -104,7 +104,7 @@ def clean_number(raw: str) -> str:
     s = re.sub(r"\s+", "", raw).strip(".")
     s = re.sub(r"^([A-Z])(?=\d)", r"\1.", s)  # "B1" -> "B.1"
     head, _, rest = s.partition(".") if re.match(r"^[A-Z]\.", s) else ("", "", s)
-    rest = rest.replace("I", "1").replace("l", "1").replace("O", "0")
+    rest = rest.replace("I", "1").replace("l", "1").replace("O", "0").replace("S", "5")
     if not head and rest.startswith("0."):  # "Table 0.1": an OCR'd "D.1" (there is no section 0)
         head, rest = "D", rest[2:]
     return f"{head}.{rest}" if head else rest

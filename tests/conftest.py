@@ -1,15 +1,22 @@
 """Shared pytest fixtures: sample PDFs generated at test time (never checked in).
 
-All fixtures are session scoped: the files are built once per test run in a
+The PDF fixtures are session scoped: the files are built once per test run in a
 temporary directory and must be treated as read-only by the tests (copy a file
-to ``tmp_path`` first if a test needs to modify it).
+to ``tmp_path`` first if a test needs to modify it).  The same holds for the
+ingested stores (``sample_store``, ``scanned_store``): copy them with
+``copy_store`` before changing anything.
 """
 
 from __future__ import annotations
 
+import os
 import random
 import shutil
+import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
 import pymupdf
 import pytest
@@ -124,3 +131,149 @@ def bad_pdfs(tmp_path_factory: pytest.TempPathFactory, sample_pdf: Path) -> dict
     out["path_chars"] = p
 
     return out
+
+
+# ---------------------------------------------------------------------------
+# Ingestion fixtures (shared by the ingestion-side suites)
+#
+# The MiniLM embedder is loaded once per session; stores that tests only read
+# are ingested once per session into tmp_path_factory directories.  Tests that
+# modify a store copy it first (``copy_store``).
+# ---------------------------------------------------------------------------
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="session")
+def embedder() -> Any:
+    """The real all-MiniLM-L6-v2 embedder (the offline default), loaded once."""
+    from clausewise.settings import Settings
+    from clausewise.tools.models import build_embedder
+
+    return build_embedder(Settings())
+
+
+@pytest.fixture(scope="session")
+def ingest_pdf(embedder: Any) -> Callable[..., tuple[Any, dict[str, Any]]]:
+    """``ingest_pdf(store_dir, path, **inputs) -> (stores, output)`` through the ingestion graph."""
+    from clausewise.graph.ingest import build_ingest_graph
+    from clausewise.graph.state import IngestContext
+    from clausewise.stores.base import Stores
+    from clausewise.stores.local import LocalBlobs
+
+    def run(store_dir: Path, path: Path, **inputs: Any) -> tuple[Any, dict[str, Any]]:
+        stores = Stores(LocalBlobs(store_dir))
+        graph = build_ingest_graph(stores=stores, embedder=embedder)
+        output = graph.invoke({"path": str(path), **inputs}, context=IngestContext(store_dir=str(store_dir)))
+        return stores, output
+
+    return run
+
+
+def _ingested(tmp_path_factory: pytest.TempPathFactory, ingest_pdf: Callable[..., Any], pdf: Path,
+              name: str) -> SimpleNamespace:
+    store_dir = tmp_path_factory.mktemp(name)
+    stores, output = ingest_pdf(store_dir, pdf)
+    assert output["status"] == "ingested", output
+    doc_key = output["doc_key"]
+    return SimpleNamespace(
+        dir=store_dir, stores=stores, output=output, doc_key=doc_key, pdf=pdf,
+        sections=stores.doc_table(doc_key, "sections"),
+    )
+
+
+@pytest.fixture(scope="session")
+def sample_store(tmp_path_factory: pytest.TempPathFactory, ingest_pdf: Callable[..., Any],
+                 sample_pdf: Path) -> SimpleNamespace:
+    """The born-digital sample ingested once (read-only: copy it with ``copy_store`` to modify)."""
+    return _ingested(tmp_path_factory, ingest_pdf, sample_pdf, "sample-store")
+
+
+@pytest.fixture(scope="session")
+def scanned_store(tmp_path_factory: pytest.TempPathFactory, ingest_pdf: Callable[..., Any],
+                  scanned_pdf: Path) -> SimpleNamespace:
+    """The scanned-style sample ingested once (read-only)."""
+    return _ingested(tmp_path_factory, ingest_pdf, scanned_pdf, "scanned-store")
+
+
+@pytest.fixture(params=["sample", "scanned"])
+def ingested(request: pytest.FixtureRequest) -> SimpleNamespace:
+    """Each sample variant's ingested store in turn (born-digital, then scanned)."""
+    return request.getfixturevalue(f"{request.param}_store")  # type: ignore[no-any-return]
+
+
+@pytest.fixture(scope="session")
+def other_code_pdf(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The sample under another designation (EN 1991-9-7): a different document."""
+    return write_sample_pdf(tmp_path_factory.mktemp("other") / "EN_1991-9-7_2025.pdf", designation="EN 1991-9-7")
+
+
+@pytest.fixture(scope="session")
+def sample_2024_pdf(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The same designation as ``sample_pdf`` (EN 1991-9-9) in another edition: other bytes, same key."""
+    return write_sample_pdf(tmp_path_factory.mktemp("edition") / "EN_1991-9-9_2024.pdf", year=2024)
+
+
+@pytest.fixture
+def copy_store(tmp_path: Path) -> Callable[[Path], Path]:
+    """``copy_store(src) -> dst``: a private copy of a session store that a test may modify."""
+    def copy(src: Path) -> Path:
+        dst = tmp_path / f"store-copy-{len(list(tmp_path.glob('store-copy-*')))}"
+        shutil.copytree(src, dst)
+        return dst
+
+    return copy
+
+
+def snapshot_tree(root: Path) -> dict[str, bytes | None]:
+    """Every file (dot files included) under ``root`` with its bytes; directories map to None."""
+    out: dict[str, bytes | None] = {}
+    for p in sorted(root.rglob("*")):
+        rel = p.relative_to(root).as_posix()
+        out[rel] = None if p.is_dir() else p.read_bytes()
+    return out
+
+
+@pytest.fixture(scope="session")
+def snapshot() -> Callable[[Path], dict[str, bytes | None]]:
+    return snapshot_tree
+
+
+@pytest.fixture(scope="session")
+def subprocess_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """Environment for CLI subprocesses: offline, no stray settings, clausewise importable."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("R2_", "GEMINI_", "PINECONE_", "STORE_DIR", "MAX_FILE_MB", "MAX_PAGES"))}
+    env["PYTHONPATH"] = str(REPO_ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    env["HF_HUB_OFFLINE"] = "1"
+    env["TOKENIZERS_PARALLELISM"] = "false"
+    env["COLUMNS"] = "200"
+    return env
+
+
+@pytest.fixture(scope="session")
+def python_exe() -> str:
+    return sys.executable
+
+
+@pytest.fixture
+def cli(embedder: Any) -> Iterator[Callable[..., Any]]:
+    """``cli(*args, width=1000, env=None) -> click Result``: the typer app in-process.
+
+    Rich wraps console output at the console width; tests pin it (a wide console by default, 80
+    columns -- the width of a pipe or CI log -- where a test says so).
+    """
+    from typer.testing import CliRunner
+
+    from clausewise import cli as cli_module
+
+    runner = CliRunner()
+    saved = (cli_module.console._width, cli_module.out._width)  # noqa: SLF001
+
+    def invoke(*args: str, width: int = 1000, env: dict[str, str] | None = None) -> Any:
+        cli_module.console.width = width
+        cli_module.out.width = width
+        return runner.invoke(cli_module.app, [str(a) for a in args], env=env, catch_exceptions=True)
+
+    yield invoke
+    cli_module.console._width, cli_module.out._width = saved  # noqa: SLF001

@@ -20,7 +20,7 @@ from clausewise.keys import clean_number
 MUPDF_LOCK = threading.RLock()
 
 CROP_DPI = 110
-_NUM = r"[A-Z]?\s?\.?\s?[\dIl]{1,2}(?:\s?\.\s?[\dIlO]{1,2}){0,3}"
+_NUM = r"[A-Z]?\s?\.?\s?[\dIl]{1,2}(?:\s?\.\s?[\dIlOS]{1,2}){0,3}"
 CAPTION = re.compile(
     r"^\s*(?P<kind>Table|Figure|Fig\.)\s*(?P<number>" + _NUM + r")\s*"
     r"(?:(?P<sep>[:\-\u2013\u2014\u2022\u00b7.]|\s(?=[A-Z(]))\s*(?P<title>.*?))?\s*$"
@@ -28,13 +28,16 @@ CAPTION = re.compile(
 _PARAGRAPH_START = re.compile(r"^\s*\(\s?\d{1,2}\s?\)|^\s*NOTE|^\s*\d+(\.\d+)+\s+[A-Z]")
 
 
-def parse_caption(text: str) -> tuple[str, str, str] | None:
-    """(kind, number, title) when ``text`` opens with a table or figure caption."""
+def parse_caption(text: str, *, strict: bool = False) -> tuple[str, str, str] | None:
+    """(kind, number, title) when ``text`` opens with a table or figure caption. ``strict`` refuses
+    the forms a wrapped cross-reference also takes ("Figure 5.7." or "Table 5.2" alone)."""
     m = CAPTION.match(text)
     if not m:
         return None
     title = (m.group("title") or "").strip()
     if m.group("sep") is None and title:
+        return None
+    if strict and not title:
         return None
     if title and not (title[0].isupper() or title[0] in "(\"'"):
         return None
@@ -48,6 +51,10 @@ def parse_caption(text: str) -> tuple[str, str, str] | None:
 def _overlap_y(a: list[float], b: list[float]) -> float:
     inter = min(a[3], b[3]) - max(a[1], b[1])
     return inter / max(1e-6, min(a[3] - a[1], b[3] - b[1]))
+
+
+def _overlap_x(a: list[float], b: list[float]) -> float:
+    return min(a[2], b[2]) - max(a[0], b[0])
 
 
 def _rows(lines: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
@@ -121,6 +128,8 @@ def _distance(kind: str, caption: list[float], region: list[float]) -> float:
     """How well a region fits a caption: tables hang below their caption, figures above it."""
     h_overlap = min(caption[2], region[2]) - max(caption[0], region[0])
     if h_overlap < 0:
+        if _overlap_y(caption, region) > 0:  # a rotated page: the caption stands beside the figure
+            return max(region[0] - caption[2], caption[0] - region[2])
         return 1e9
     if region[1] - 4 <= caption[1] and caption[3] <= region[3] + 4:
         return 0.0  # caption inside the region
@@ -180,21 +189,32 @@ def extract_page(doc: pymupdf.Document, pno: int, *, crop: bool = True) -> dict[
         else:
             body.append(ln)
 
-    captions = []
+    candidates = []
     for row in _rows(body):
         merged = _merge_row(row)
-        parsed = parse_caption(merged["text"]) or parse_caption(row[0]["text"])
+        parsed = parse_caption(merged["text"])
         if parsed:
-            captions.append((parsed, merged))
+            candidates.append((parsed, merged))
+            continue
+        for ln in row:  # rotated pages: a caption line shares its "row" with the figure's labels
+            parsed = parse_caption(ln["text"])
+            if parsed:
+                candidates.append((parsed, ln))
 
     objects: list[dict[str, Any]] = []
     title_lines: list[list[float]] = []
     layout_s = 0.0
-    if captions:
+    captions = []
+    if candidates:
         t1 = time.perf_counter()
         with MUPDF_LOCK:
             regions = _layout_regions(page)
         layout_s = time.perf_counter() - t1
+        boxes = [r["bbox"] for r in regions if r["class"] == "caption"]
+        for (kind, number, title), cap in candidates:
+            confirmed = any(_overlap_y(b, cap["bbox"]) > 0.3 and _overlap_x(b, cap["bbox"]) > 0 for b in boxes)
+            if confirmed or parse_caption(cap["text"], strict=True):
+                captions.append(((kind, number, title), cap))
         free = [r for r in regions if r["class"] in ("table", "picture")]
         for (kind, number, title), cap in captions:
             want = "table" if kind == "table" else "picture"
