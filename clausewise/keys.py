@@ -102,12 +102,15 @@ def doc_id(publisher: str | None, code: str) -> DocId:
 def clean_number(raw: str) -> str:
     """OCR slips in object numbers: "A.I" -> "A.1", "5. 2" -> "5.2", "6.l" -> "6.1"."""
     s = re.sub(r"\s+", "", raw).strip(".")
-    s = re.sub(r"^([A-Z])(?=\d)", r"\1.", s)  # "B1" -> "B.1"
+    s = re.sub(r"^([A-Z])(?=\d+[a-z]?$)", r"\1.", s)  # "B1" -> "B.1"; "A2.1" (Annex A2) stays
     head, _, rest = s.partition(".") if re.match(r"^[A-Z]\.", s) else ("", "", s)
+    suffix = ""
+    if re.search(r"\d[a-z]$", rest):  # "Table 7.3a"
+        rest, suffix = rest[:-1], rest[-1]
     rest = rest.replace("I", "1").replace("l", "1").replace("O", "0").replace("S", "5")
     if not head and rest.startswith("0."):  # "Table 0.1": an OCR'd "D.1" (there is no section 0)
         head, rest = "D", rest[2:]
-    return f"{head}.{rest}" if head else rest
+    return (f"{head}.{rest}" if head else rest) + suffix
 
 
 def object_key(doc: DocId | str, object_code: str) -> str:

@@ -22,11 +22,10 @@ from clausewise.nodes.ingest.document import (
     close_pdf,
     commit_document,
     identify,
-    open_pdf,
     sha256_of,
     validate_pdf,
 )
-from clausewise.nodes.ingest.pages import MUPDF_LOCK, extract_page
+from clausewise.nodes.ingest.pages import MUPDF_LOCK, extract_page_pooled
 from clausewise.nodes.ingest.sections import build_sections
 from clausewise.settings import Settings
 from clausewise.stores import Stores, open_stores
@@ -100,13 +99,14 @@ class IngestNodes:
             raise ValueError(f"unexpected ingest status {state['status']!r}")
         ctx = runtime.context or IngestContext()
         return [
-            Send("extract_page", PageTask(path=state["path"], pno=i, crop=ctx.crop_images))
+            Send("extract_page", PageTask(path=state["path"], pno=i, crop=ctx.crop_images, processes=ctx.page_processes))
             for i in range(state["doc"]["pages"])
         ]
 
     @staticmethod
     def extract_page(task: PageTask) -> dict[str, Any]:
-        return {"page_results": [extract_page(open_pdf(task["path"]), task["pno"], crop=task["crop"])]}
+        page = extract_page_pooled(task["path"], task["pno"], crop=task["crop"], processes=task["processes"])
+        return {"page_results": [page]}
 
     @staticmethod
     def merge_sections(state: IngestState) -> dict[str, Any]:
@@ -142,12 +142,22 @@ class IngestNodes:
         embedder = self.deps.get_embedder()
         check_embedding_model(self.deps.stores_for(ctx), embedder.name, embedder.dim)
         chunks = enrich.make_chunks(state["sections"], state["descriptions"], ctx.chunk_chars)
+        started = time.perf_counter()
         vectors = embedder.embed_documents([c["text"] for c in chunks])
-        return {"chunks": chunks, "vectors": vectors}
+        return {"chunks": chunks, "vectors": vectors, "embed_s": round(time.perf_counter() - started, 2)}
 
     def commit(self, state: IngestState, runtime: Runtime[IngestContext]) -> dict[str, Any]:
         ctx = runtime.context or IngestContext()
+        started = time.perf_counter()
         counts = commit_document(self.deps.stores_for(ctx), dict(state), ctx.crop_images)
+        pages = state["page_results"]
+        counts["timing"] = {
+            "page_workers_s": round(sum(p["seconds"] for p in pages), 2),
+            "layout_model_s": round(sum(p["layout_s"] for p in pages), 2),
+            "layout_pages": sum(1 for p in pages if p["layout_s"]),
+            "embed_s": state.get("embed_s"),
+            "commit_s": round(time.perf_counter() - started, 2),
+        }
         counts["seconds"] = round(time.perf_counter() - state["started"], 2)
         return {"status": "ingested", "summary": counts}
 

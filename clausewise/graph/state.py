@@ -27,6 +27,9 @@ class IngestContext:
     crop_images: bool = field(
         default=True, metadata={"description": "Crop each figure and table to a PNG image."}
     )
+    page_processes: int = field(
+        default=2, metadata={"description": "Worker processes for page extraction (1: in the graph's threads)."}
+    )
     max_file_mb: int = field(default=200, metadata={"description": "Largest PDF accepted, in MB."})
     max_pages: int = field(default=2000, metadata={"description": "Most pages accepted in one PDF."})
     chunk_chars: int = field(
@@ -64,6 +67,7 @@ class IngestState(TypedDict):
     descriptions: NotRequired[dict[str, str]]
     chunks: NotRequired[list[dict[str, Any]]]
     vectors: NotRequired[Any]
+    embed_s: NotRequired[float]
     summary: NotRequired[dict[str, Any]]
     warnings: NotRequired[list[str]]
     started: NotRequired[float]
@@ -75,3 +79,4 @@ class PageTask(TypedDict):
     path: str
     pno: int
     crop: bool
+    processes: int

@@ -59,9 +59,24 @@ def _kind_code(kind: str) -> str:
 def _target_code(kind: str, number: str) -> str:
     number = number.strip().strip("()").strip()
     if kind == "annex":
-        return f"annex_{number.strip()[:1]}"
+        return "annex_" + re.sub(r"\s", "", number)[:2].rstrip(".")
     number = clean_number(number)
     return number if kind == "clause" else f"{kind}_{number}"
+
+
+_OCR_VARIANTS = [("8", "B"), ("0", "D"), ("6", "G"), ("5", "S"), ("1", "I")]
+
+
+def _ocr_variant(key: str, known: set[str]) -> str | None:
+    """A known key that an OCR slip turned into ``key``: "Figure 81" is Figure B.1, "Annex 0" Annex D."""
+    prefix, _, code = key.rpartition("_")
+    for digit, letter in _OCR_VARIANTS:
+        if code.startswith(digit):
+            rest = code[1:].lstrip(".")
+            for candidate in (f"{letter}.{rest}", f"{letter}{rest}", letter if not rest else None):
+                if candidate and f"{prefix}_{candidate}" in known:
+                    return f"{prefix}_{candidate}"
+    return None
 
 
 def spot_references(doc: DocId, section: Section, known: set[str]) -> list[dict[str, Any]]:
@@ -73,6 +88,8 @@ def spot_references(doc: DocId, section: Section, known: set[str]) -> list[dict[
     def add(raw: str, span: tuple[int, int], target: str | None, kind: str, document: DocId | None = None) -> None:
         if any(a <= span[0] < b for a, b in taken):
             return
+        if document is None and target is not None and target not in known:
+            target = _ocr_variant(target, known) or target
         taken.append(span)
         # References into other documents are resolved at commit, against the master list.
         refs.append({

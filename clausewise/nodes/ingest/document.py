@@ -4,7 +4,6 @@ document's stores (manifest last) once every page and enrichment step is done.""
 from __future__ import annotations
 
 import hashlib
-import re
 import threading
 import time
 from collections import Counter

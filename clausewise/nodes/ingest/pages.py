@@ -7,9 +7,14 @@ the rendered page, and linked to the number and title of their caption.
 
 from __future__ import annotations
 
+import atexit
+import multiprocessing
 import re
 import threading
 import time
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from pathlib import Path
 from typing import Any
 
 import pymupdf
@@ -20,7 +25,7 @@ from clausewise.keys import clean_number
 MUPDF_LOCK = threading.RLock()
 
 CROP_DPI = 110
-_NUM = r"[A-Z]?\s?\.?\s?[\dIl]{1,2}(?:\s?\.\s?[\dIlOS]{1,2}){0,3}"
+_NUM = r"[A-Z]?\s?\.?\s?[\dIl]{1,2}(?:\s?\.\s?[\dIlOS]{1,2}){0,3}[a-z]?"
 CAPTION = re.compile(
     r"^\s*(?P<kind>Table|Figure|Fig\.)\s*(?P<number>" + _NUM + r")\s*"
     r"(?:(?P<sep>[:\-\u2013\u2014\u2022\u00b7.]|\s(?=[A-Z(]))\s*(?P<title>.*?))?\s*$"
@@ -112,6 +117,15 @@ def rows_to_markdown(rows: list[list[str]]) -> str:
     return "\n".join(lines)
 
 
+def _strong(candidate: tuple[tuple[str, str, str], dict[str, Any]], body: list[dict[str, Any]]) -> bool:
+    """A caption with its title, or a bare "Table 5.1" line followed by a title-like line."""
+    (_, _, title), line = candidate
+    if title:
+        return parse_caption(line["text"], strict=True) is not None
+    below = [ln for ln in body if 0 <= ln["bbox"][1] - line["bbox"][3] < 20]
+    return not line["text"].rstrip().endswith(".") and bool(below) and below[0]["text"][:1].isupper()
+
+
 def _layout_regions(page: pymupdf.Page) -> list[dict[str, Any]]:
     import pymupdf.layout  # noqa: F401  (activates the ONNX layout model)
 
@@ -182,7 +196,9 @@ def extract_page(doc: pymupdf.Document, pno: int, *, crop: bool = True) -> dict[
     header, footer, body = [], [], []
     for ln in lines:
         y0, y1 = ln["bbox"][1], ln["bbox"][3]
-        if y1 < rect.y0 + 0.075 * height and len(ln["text"]) < 70:
+        if y1 < rect.y0 + 0.075 * height and len(ln["text"]) < 70 or (
+            y1 < rect.y0 + 0.095 * height and re.search(r"\b(EN|BS|ISO)\s?\d", ln["text"]) and len(ln["text"]) < 40
+        ):
             header.append(ln)
         elif y0 > rect.y0 + 0.925 * height and len(ln["text"]) < 40:
             footer.append(ln)
@@ -205,7 +221,8 @@ def extract_page(doc: pymupdf.Document, pno: int, *, crop: bool = True) -> dict[
     title_lines: list[list[float]] = []
     layout_s = 0.0
     captions = []
-    if candidates:
+    # The layout model (~0.2 s a page) runs only where a caption is certain enough to need a region.
+    if any(_strong(c, body) for c in candidates):
         t1 = time.perf_counter()
         with MUPDF_LOCK:
             regions = _layout_regions(page)
@@ -223,9 +240,9 @@ def extract_page(doc: pymupdf.Document, pno: int, *, crop: bool = True) -> dict[
                 for i, r in enumerate(free)
             )
             if scored and scored[0][0] < 80:
-                region = free.pop(scored[0][1])["bbox"]
+                region, source = free.pop(scored[0][1])["bbox"], "layout"
             else:
-                region = _fallback_region(kind, cap["bbox"], body, rect)
+                region, source = _fallback_region(kind, cap["bbox"], body, rect), "estimate"
             if not title:
                 below = [ln for ln in body if 0 <= ln["bbox"][1] - cap["bbox"][3] < 20]
                 if below and not parse_caption(below[0]["text"]) and len(below[0]["text"]) < 120:
@@ -234,7 +251,7 @@ def extract_page(doc: pymupdf.Document, pno: int, *, crop: bool = True) -> dict[
                     cap = {"text": cap["text"] + " " + title, "bbox": cap["bbox"]}
             objects.append(
                 {"kind": kind, "number": number, "title": title, "caption": cap["text"],
-                 "caption_bbox": cap["bbox"], "bbox": [round(v, 1) for v in region]}
+                 "caption_bbox": cap["bbox"], "bbox": [round(v, 1) for v in region], "region": source}
             )
     # Assign lines: object bodies leave the running text; caption lines stay as anchors.
     flow = []
@@ -246,7 +263,7 @@ def extract_page(doc: pymupdf.Document, pno: int, *, crop: bool = True) -> dict[
         )
         if owner is not None:
             owner.setdefault("lines", []).append(ln)
-        else:
+        if owner is None or owner["region"] == "estimate":  # an estimated region may hold clause text
             flow.append(ln)
     for obj in objects:
         obj_lines = obj.pop("lines", [])
@@ -273,3 +290,51 @@ def extract_page(doc: pymupdf.Document, pno: int, *, crop: bool = True) -> dict[
         "layout_s": round(layout_s, 4),
         "seconds": round(time.perf_counter() - t0, 4),
     }
+
+
+# ---- page workers in processes: MuPDF and the layout model hold the GIL, so threads cannot share
+# the two cores; a small pool of spawned processes can (each opens the PDF once and caches it).
+_pool: ProcessPoolExecutor | None = None
+_pool_lock = threading.Lock()
+_pool_broken = False
+_worker_docs: dict[tuple[str, int, int], pymupdf.Document] = {}
+
+
+def _extract_in_worker(path: str, pno: int, crop: bool) -> dict[str, Any]:
+    stat = Path(path).stat()
+    key = (path, stat.st_mtime_ns, stat.st_size)
+    doc = _worker_docs.get(key)
+    if doc is None:
+        for old in _worker_docs.values():
+            old.close()
+        _worker_docs.clear()
+        doc = _worker_docs[key] = pymupdf.open(path)
+    return extract_page(doc, pno, crop=crop)
+
+
+def _shutdown_pool() -> None:
+    global _pool
+    if _pool is not None:
+        _pool.shutdown(wait=False, cancel_futures=True)
+        _pool = None
+
+
+def extract_page_pooled(path: str, pno: int, *, crop: bool, processes: int) -> dict[str, Any]:
+    """:func:`extract_page` in one of ``processes`` worker processes (in this process when <= 1, or
+    when worker processes cannot start, e.g. from a script without a ``__main__`` guard)."""
+    global _pool, _pool_broken
+    if processes <= 1 or _pool_broken:
+        from clausewise.nodes.ingest.document import open_pdf
+
+        return extract_page(open_pdf(path), pno, crop=crop)
+    with _pool_lock:
+        if _pool is None or _pool._max_workers != processes:
+            _shutdown_pool()
+            _pool = ProcessPoolExecutor(processes, mp_context=multiprocessing.get_context("spawn"))
+            atexit.register(_shutdown_pool)
+        pool = _pool
+    try:
+        return pool.submit(_extract_in_worker, path, pno, crop).result()
+    except BrokenProcessPool:
+        _pool_broken = True
+        return extract_page_pooled(path, pno, crop=crop, processes=1)

@@ -19,9 +19,10 @@ from clausewise.nodes.ingest.pages import parse_caption
 _DIGITISH = str.maketrans({"l": "1", "I": "1", "]": "1", "/": "1", "|": "1", "O": "0", "o": "0"})
 NUMBERED = re.compile(r"^(?P<num>[1-9]\d?(?:\s?\.\s?[\dlI\]/|Oo]{1,2}){0,5})(?P<dot>\.)?(?:\s+(?P<rest>.*))?$")
 SECTION = re.compile(r"^(?:SECTION|Section)\s*(?P<num>[1-9lI]\d?)\b\.?\s*(?P<rest>.*)$")
-ANNEX = re.compile(r"^(?:ANNEX|Annex)\s*(?P<letter>[A-H])\b\s*(?P<rest>.*)$")
-ANNEX_CLAUSE = re.compile(r"^(?P<letter>[A-H])\s?\.?\s?(?P<num>\d{1,2}(?:\s?\.\s?\d{1,2}){0,4})\.?(?:\s+(?P<rest>.*))?$")
-EXPRESSION = re.compile(r"\(\s?(?P<num>(?:[A-H]\.)?\d{1,2}\s?\.\s?\d{1,2}[a-z]?)\s?\)\s*$")
+ANNEX = re.compile(r"^(?:ANNEX|Annex)\s*(?P<letter>[A-H](?:\s?[1-9](?!\s?\.\d))?)\b\s*(?P<rest>.*)$")
+EXPRESSION = re.compile(
+    r"\(\s?(?P<num>(?:[A-H]\d?\s?\.\s?\d{1,2}(?:\.\d{1,2})?|\d{1,2}\s?\.\s?\d{1,2})[a-z]?)\s?\)\s*$"
+)
 _STATUS = re.compile(r"^\(?\s*(?P<status>i\s*n\s*f\s*o\s*r\s*m\s*a\s*t\s*i\s*v\s*e|n\s*o\s*r\s*m\s*a\s*t\s*i\s*v\s*e)\b", re.I)
 OCR_LETTER_SLIPS = {"B": "8", "D": "0", "G": "6", "S": "5", "I": "1"}
 _TOC_LEADER = re.compile(r"(\.\s?){5,}|…{2,}")
@@ -107,6 +108,8 @@ class _Parser:
         if m:
             number = (int(m.group("num").translate(_DIGITISH)),)
             rest = m.group("rest").strip()
+            if rest.endswith(".") or ". " in rest or rest.startswith("."):
+                return None  # "... given in Section 6. Annex B gives ..." is a sentence
             if rest and _title_ok(rest):
                 return number, rest, 1, True
             if not rest and _title_ok(nxt):
@@ -121,8 +124,8 @@ class _Parser:
             return None
         number = tuple(int(p.translate(_DIGITISH)) for p in parts)
         rest = (m.group("rest") or "").strip()
-        if len(number) == 1 and not m.group("dot") and rest and not rest[0].isupper():
-            return None
+        if len(number) == 1 and rest and not re.match(r"^[A-Z][A-Za-z]{2,}", rest):
+            return None  # a top-level heading needs a real word: "1 General", not "7 A" from a formula
         if rest:
             if not _title_ok(rest) or re.match(r"^\(", rest):
                 return None
@@ -172,6 +175,7 @@ class _Parser:
             annex = self._annex(i)
             if annex and (self.current_annex is None or annex[0] > self.current_annex):
                 letter, status, title, used = annex
+                letter = letter.replace(" ", "")
                 self.current_annex, self.current_number = letter, None
                 current = self._open(Draft(f"annex_{letter}", "annex", title, extra={"status": status}), line)
                 current.lines += self.lines[i + 1 : i + used]
@@ -179,12 +183,14 @@ class _Parser:
                 continue
             if self.current_annex:
                 text = line.text
-                if text[:1] == OCR_LETTER_SLIPS.get(self.current_annex):
-                    text = self.current_annex + text[1:]
-                m = ANNEX_CLAUSE.match(text)
-                if m and m.group("letter") == self.current_annex and (
-                    _title_ok(m.group("rest")) or (not m.group("rest") and i + 1 < len(self.lines))
-                ):
+                if text[:1] == OCR_LETTER_SLIPS.get(self.current_annex[0]):
+                    text = self.current_annex[0] + text[1:]
+                m = re.match(
+                    re.escape(self.current_annex)
+                    + r"\s?\.?\s?(?P<num>\d{1,2}(?:\s?\.\s?\d{1,2}){0,4})\.?(?:\s+(?P<rest>.*))?$",
+                    text,
+                )
+                if m and (_title_ok(m.group("rest")) or (not m.group("rest") and i + 1 < len(self.lines))):
                     number = tuple(int(p) for p in re.split(r"\s?\.\s?", m.group("num")))
                     if plausible_next(self.current_number, number) or self.current_number is None:
                         self.current_number = number
