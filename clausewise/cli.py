@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+import time
 from typing import Annotated, Any
 
 import typer
@@ -181,6 +182,53 @@ def show(key: Annotated[str, typer.Argument(help="A store key, e.g. CEN_EN1991-1
         out.print(t)
     for rule in rules:
         out.print(f"[yellow]precedence:[/yellow] {rule['rule']}  [dim](from {rule['source_key']})[/dim]", highlight=False)
+
+
+def answer_question(stores: Stores, question: str, thread: str | None = None) -> dict[str, Any]:
+    """Run the query graph once; with a thread id, conversation memory persists in the store."""
+    import sqlite3
+
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    from clausewise.graph.query import build_query_graph
+    from clausewise.tools.models import build_embedder
+
+    root = getattr(stores.blobs, "root", Path("."))
+    conn = sqlite3.connect(Path(root) / "threads.sqlite", check_same_thread=False)
+    try:
+        graph = build_query_graph(stores=stores, embedder=build_embedder(Settings()), checkpointer=SqliteSaver(conn))
+        config = {"configurable": {"thread_id": thread or f"cli-{time.time_ns()}"}}
+        return dict(graph.invoke({"question": question}, config=config))
+    finally:
+        conn.close()
+
+
+@app.command()
+def ask(
+    question: Annotated[str, typer.Argument(help="Your question about the codes in the store.")],
+    store: StoreOpt = None,
+    as_json: JsonOpt = False,
+    thread: Annotated[str | None, typer.Option("--thread", help="Conversation id: follow-ups keep context.")] = None,
+) -> None:
+    """Answer a question: every relevant passage, verbatim, with references followed."""
+    from clausewise.nodes.query.search import QueryInputError
+    from clausewise.stores.index import EmbeddingMismatch
+
+    stores = _stores(store)
+    try:
+        result = answer_question(stores, question, thread)
+    except (QueryInputError, EmbeddingMismatch, StoreError) as exc:
+        _fail(str(exc))
+        return
+    if as_json:
+        out.print_json(json.dumps(result, ensure_ascii=False))
+        return
+    from rich.markdown import Markdown
+
+    out.print(Markdown(result["answer_markdown"]))
+    trace = result.get("trace") or {}
+    console.print(f"[dim]{len(result.get('passages') or [])} passages, {trace.get('widenings', 0)} widenings, "
+                  f"{trace.get('hops', 0)} hops, {trace.get('elapsed_s')} s ({trace.get('mode')})[/dim]")
 
 
 @app.command()

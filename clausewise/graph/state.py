@@ -80,3 +80,89 @@ class PageTask(TypedDict):
     pno: int
     crop: bool
     processes: int
+
+
+# ------------------------------------------------------------------ query graph
+RESET = "__reset__"
+
+
+def merge_keyed(left: dict[str, Any] | None, right: dict[str, Any] | None) -> dict[str, Any]:
+    """Union of keyed results from parallel branches (later values win per key); a mapping holding
+    ``RESET`` starts the turn afresh (the checkpointer keeps state between turns)."""
+    if right is None:
+        return dict(left or {})
+    if RESET in right:
+        return {k: v for k, v in right.items() if k != RESET}
+    merged = dict(left or {})
+    merged.update(right)
+    return merged
+
+
+def add_turns(left: list[dict[str, Any]] | None, right: list[dict[str, Any]] | None) -> list[dict[str, Any]]:
+    """Conversation memory: turns appended in order, the last 20 kept."""
+    return ((left or []) + (right or []))[-20:]
+
+
+@dataclass
+class QueryContext:
+    """Runtime settings of the query graph (Studio's configuration panel)."""
+
+    store_dir: str = field(default="./clausewise-data", metadata={"description": "Store directory to search."})
+    vector_batch: int = field(default=10, metadata={"description": "Sections per vector batch."})
+    max_widenings: int = field(default=6, metadata={"description": "Most extra vector batches per question."})
+    max_hops: int = field(default=3, metadata={"description": "Reference order followed (3: refs of refs of refs)."})
+    max_keyword_sections: int = field(
+        default=150, metadata={"description": "Most sections the keyword step takes (best BM25 first)."}
+    )
+    max_question_chars: int = field(default=2000, metadata={"description": "Longer questions are cut here."})
+    max_images: int = field(default=12, metadata={"description": "Most figure/table images in one answer."})
+
+
+class QueryInput(TypedDict):
+    question: str
+
+
+class QueryOutput(TypedDict):
+    question: str
+    answer_markdown: str
+    passages: list[dict[str, Any]]
+    images: list[dict[str, Any]]
+    precedence: list[dict[str, Any]]
+    conflicts: list[dict[str, Any]]
+    unfollowed_references: list[dict[str, Any]]
+    unresolved_references: list[dict[str, Any]]
+    trace: dict[str, Any]
+
+
+class QueryState(TypedDict):
+    question: str
+    history: Annotated[list[dict[str, Any]], add_turns]
+    route: NotRequired[str]
+    reply: NotRequired[str]
+    search_question: NotRequired[str]
+    sub_questions: NotRequired[list[str]]
+    notes: NotRequired[list[str]]
+    candidates: Annotated[dict[str, dict[str, Any]], merge_keyed]
+    extracts: Annotated[dict[str, list[dict[str, Any]]], merge_keyed]
+    vector_offset: NotRequired[int]
+    widenings: NotRequired[int]
+    last_vector_batch: NotRequired[list[str]]
+    followed: Annotated[dict[str, int], merge_keyed]
+    hops: NotRequired[int]
+    unfollowed_references: NotRequired[list[dict[str, Any]]]
+    unresolved_references: NotRequired[list[dict[str, Any]]]
+    passages: NotRequired[list[dict[str, Any]]]
+    images: NotRequired[list[dict[str, Any]]]
+    precedence: NotRequired[list[dict[str, Any]]]
+    conflicts: NotRequired[list[dict[str, Any]]]
+    answer_markdown: NotRequired[str]
+    trace: NotRequired[dict[str, Any]]
+    started: NotRequired[float]
+
+
+class ExtractTask(TypedDict):
+    """One relevance-extraction call: at most 10 sections."""
+
+    question: str
+    keys: list[str]
+    focus: dict[str, str]

@@ -1,0 +1,188 @@
+"""Query nodes that shape the answer: precedence, conflict-check, compose (the answer contract)."""
+
+from __future__ import annotations
+
+import base64
+import re
+import time
+from collections import defaultdict
+from typing import Any
+
+from clausewise.graph.state import QueryContext, QueryState
+from clausewise.nodes.query.deps import QueryDeps
+
+_VIA_ORDER = {"vector": 0, "keyword": 0, "reference": 1, "neighbour": 2}
+_SYMBOL_VALUE = re.compile(r"(?<![\w,])(?P<name>[A-Za-zψμγ][A-Za-z0-9,]{0,4})\s?=\s?(?P<value>[-+]?\d+(?:,\d+)?)(?![\d,])")
+
+
+def build_passages(deps: QueryDeps, state: QueryState) -> list[dict[str, Any]]:
+    cands = state.get("candidates") or {}
+    passages = []
+    for key, parts in (state.get("extracts") or {}).items():
+        section = deps.section(key)
+        if not parts or section is None:
+            continue
+        c = cands.get(key, {"via": "vector", "hop": 0, "from_key": None})
+        for part in parts:
+            passages.append({
+                "key": key, "document": section["document"], "section": section["section"],
+                "kind": section["kind"], "title": section.get("title"), "page": part["pages"][0],
+                "pages": part["pages"], "text": part["text"], "hop": c["hop"], "via": c["via"],
+                "from_key": c.get("from_key"), "score": part["score"],
+            })
+    passages.sort(key=lambda p: (p["hop"], _VIA_ORDER.get(p["via"], 3), -p["score"], p["document"], p["page"]))
+    return passages
+
+
+def precedence(deps: QueryDeps, state: QueryState) -> dict[str, Any]:
+    """Rules governing each contributing section, its ancestors and its document."""
+    keys = [k for k, v in (state.get("extracts") or {}).items() if v]
+    rules, seen = [], set()
+    for key in keys:
+        chain, cursor = [], key
+        for _ in range(8):
+            section = deps.section(cursor)
+            if section is None:
+                break
+            chain.append(cursor)
+            cursor = section.get("parent") or ""
+        for governed in chain:
+            for rule in deps.stores.lookup("precedence", governed) or []:
+                marker = (key, rule["rule"])
+                if marker not in seen:
+                    seen.add(marker)
+                    rules.append({"key": key, "rule": rule["rule"], "source_key": rule["source_key"],
+                                  "type": rule.get("type"), "via": governed if governed != key else None})
+    return {"precedence": rules}
+
+
+def conflict_check(deps: QueryDeps, state: QueryState) -> dict[str, Any]:
+    """Passages that disagree: one symbol given different values, a recommended value the National
+    Annex may change, and conflicts recorded in the kv store. Highlighted, never resolved."""
+    passages = build_passages(deps, state)
+    values: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
+    for p in passages:
+        for m in _SYMBOL_VALUE.finditer(p["text"]):
+            values[m.group("name")][m.group("value")].add(p["key"])
+    conflicts = []
+    for name, by_value in values.items():
+        if len(by_value) > 1 and len({k for ks in by_value.values() for k in ks}) > 1:
+            conflicts.append({
+                "topic": f"{name} is given different values",
+                "passages": sorted({k for ks in by_value.values() for k in ks}),
+                "note": "; ".join(f"{name} = {v} in {', '.join(sorted(ks))}" for v, ks in sorted(by_value.items())),
+            })
+    by_key: dict[str, set[str]] = defaultdict(set)
+    for rule in state.get("precedence") or []:
+        by_key[rule["key"]].add(rule.get("type") or "")
+    for key, types in sorted(by_key.items()):
+        if "recommended-value" in types and ({"ndp", "national-annex"} & types):
+            conflicts.append({"topic": "recommended value vs national choice", "passages": [key],
+                              "note": "the value given is a recommendation; the National Annex may set another"})
+    kv = deps.stores.kv()
+    text = " ".join(p["text"] for p in passages)
+    for term, entry in kv.items():
+        if entry.get("conflict") and len(term) > 1 and re.search(rf"(?<!\w){re.escape(entry['term'])}(?!\w)", text):
+            sources = sorted({v["source"] for v in entry["values"]})
+            if len(sources) > 1 and any(s in {p["key"] for p in passages} for s in sources):
+                conflicts.append({"topic": f"{entry['term']} has differing recorded values",
+                                  "passages": sources[:6],
+                                  "note": ", ".join(f"{v['value']} ({v['source']})" for v in entry["values"][:6])})
+    return {"conflicts": conflicts[:20]}
+
+
+def compose(deps: QueryDeps, state: QueryState, ctx: QueryContext) -> dict[str, Any]:
+    """The answer contract of DESIGN.md, with an engineer's brief as markdown."""
+    passages = build_passages(deps, state)
+    images = []
+    for p in passages:
+        if p["kind"] in ("figure", "table") and len(images) < ctx.max_images and p["key"] not in {i["id"] for i in images}:
+            obj = deps.stores.lookup("objects", p["key"]) or {}
+            png = deps.stores.object_image(p["key"]) if obj.get("image") else None
+            if png:
+                images.append({"id": p["key"], "path": obj["image"], "base64": base64.b64encode(png).decode(),
+                               "caption": obj.get("caption"), "page": obj.get("page"), "bbox": obj.get("bbox")})
+    summary = deps.tasks.summarise(state["search_question"], passages)
+    markdown = render_markdown(state, passages, images, summary)
+    trace = {"mode": "offline", "llm_calls": 0, "tokens": 0, "widenings": state.get("widenings", 0),
+             "hops": state.get("hops", 0), "elapsed_s": round(time.perf_counter() - state["started"], 3),
+             "candidates": len(state.get("candidates") or {}), "notes": state.get("notes", [])}
+    for p in passages:
+        p.pop("score", None)
+        p.pop("title", None)
+    return {"passages": passages, "images": images, "answer_markdown": markdown, "trace": trace,
+            "history": [{"question": state["question"], "answer": markdown}]}
+
+
+def reply(state: QueryState) -> dict[str, Any]:
+    """Greeting or a repeat: a short answer, no search."""
+    text = state.get("reply") or ""
+    return {"passages": [], "images": [], "precedence": [], "conflicts": [], "unfollowed_references": [],
+            "unresolved_references": [], "answer_markdown": text,
+            "trace": {"mode": "offline", "llm_calls": 0, "tokens": 0, "widenings": 0, "hops": 0,
+                      "elapsed_s": round(time.perf_counter() - state["started"], 3), "route": state["route"]},
+            "history": [{"question": state["question"], "answer": text}] if state["route"] == "chat" else []}
+
+
+def render_markdown(state: QueryState, passages: list[dict[str, Any]], images: list[dict[str, Any]],
+                    summary: str) -> str:
+    q = state["search_question"]
+    lines = [f"## {q}", ""]
+    for note in state.get("notes") or []:
+        lines.append(f"> {note}")
+    if not passages:
+        lines += ["Nothing in the ingested codes bears on this question.", "",
+                  "Try naming the action or element (for example *imposed load*, *snow load on roofs*, "
+                  "*density of concrete*), the code part if you know it (*EN 1991-1-3*), or a symbol (*sk*, *Ce*)."]
+        return "\n".join(lines)
+    lines += ["### Summary", summary, "", "### Findings"]
+    for p in passages:
+        if p["hop"] > 0:
+            continue
+        lines += _passage_md(p)
+    referenced = [p for p in passages if p["hop"] > 0]
+    if referenced:
+        lines += ["", "### Followed references"]
+        for p in referenced:
+            lines += _passage_md(p, via=f"{p['via']} from {p['from_key']} (order {p['hop'] + 1})")
+    if images:
+        lines += ["", "### Figures and tables"]
+        for img in images:
+            lines.append(f"![{img.get('caption') or img['id']}]({img['path']})  \n*{img.get('caption') or img['id']}*, "
+                         f"page {img['page']}")
+    if state.get("precedence"):
+        lines += ["", "### Precedence"]
+        for r in state["precedence"][:40]:
+            lines.append(f"- **{r['key']}**: {r['rule']} (from {r['source_key']})")
+    if state.get("conflicts"):
+        lines += ["", "### Conflicts (highlighted, not resolved)"]
+        for c in state["conflicts"]:
+            lines.append(f"- **{c['topic']}**: {c['note']}")
+    if state.get("unresolved_references"):
+        lines += ["", "### Unresolved references"]
+        for r in state["unresolved_references"][:40]:
+            lines.append(f"- {r['ref']} (from {r['from_key']}): {r['reason']}")
+    if state.get("unfollowed_references"):
+        lines += ["", "### References listed, not followed (beyond the 3rd order)"]
+        for r in state["unfollowed_references"][:40]:
+            lines.append(f"- {r['ref']} -> {r['target']} (from {r['from_key']})")
+    lines += ["", "### Sources"]
+    for doc, pages in _sources(passages).items():
+        lines.append(f"- {doc}: pages {', '.join(map(str, pages))}")
+    return "\n".join(lines)
+
+
+def _passage_md(p: dict[str, Any], via: str | None = None) -> list[str]:
+    head = f"**{p['document']} {p['section']}**" + (f" {p['title']}" if p.get("title") else "")
+    head += f" (page {', '.join(map(str, p['pages']))})" + (f" via {via}" if via else "")
+    body = p["text"]
+    if not body.lstrip().startswith("|"):
+        body = "\n".join("> " + ln for ln in body.split("\n"))
+    return [head, body, ""]
+
+
+def _sources(passages: list[dict[str, Any]]) -> dict[str, list[int]]:
+    out: dict[str, set[int]] = defaultdict(set)
+    for p in passages:
+        out[p["document"]].update(p["pages"])
+    return {d: sorted(v) for d, v in sorted(out.items())}

@@ -1,0 +1,70 @@
+"""What the query nodes use: stores, indexes, embedder, reasoner, and caches derived from the stores."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from clausewise.stores import KeywordIndex, LocalVectorIndex, Stores
+from clausewise.stores.index import check_embedding_model
+from clausewise.tools.models import Embedder
+from clausewise.tools.query_tasks import QueryTasks, Terms, Vocabulary, question_terms
+
+
+@dataclass
+class QueryDeps:
+    stores: Stores
+    embedder: Embedder
+    tasks: QueryTasks
+    cache_dir: Path
+    _vocab: tuple[str, Vocabulary] | None = None
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _vector_index: LocalVectorIndex | None = None
+    _keyword_index: KeywordIndex | None = None
+    _query_vectors: dict[str, np.ndarray] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        check_embedding_model(self.stores, self.embedder.name, self.embedder.dim)
+
+    @property
+    def vector_index(self) -> LocalVectorIndex:
+        if self._vector_index is None:
+            self._vector_index = LocalVectorIndex(self.stores)
+        return self._vector_index
+
+    @property
+    def keyword_index(self) -> KeywordIndex:
+        if self._keyword_index is None:
+            self._keyword_index = KeywordIndex(self.stores, self.cache_dir / "keyword.sqlite")
+        return self._keyword_index
+
+    def signature(self) -> str:
+        docs = self.stores.visible_documents()
+        return ";".join(f"{k}={m['generation']}" for k, m in sorted(docs.items()))
+
+    def vocabulary(self) -> Vocabulary:
+        signature = self.signature()
+        with self._lock:
+            if self._vocab is None or self._vocab[0] != signature:
+                self._vocab = (signature, Vocabulary([s for _, s in self.stores.iter_sections()]))
+            return self._vocab[1]
+
+    def terms(self, question: str) -> Terms:
+        return question_terms(question, self.vocabulary(), self.stores.kv())
+
+    def query_vector(self, text: str) -> np.ndarray:
+        if text not in self._query_vectors:
+            if len(self._query_vectors) > 256:
+                self._query_vectors.clear()
+            self._query_vectors[text] = self.embedder.embed_query(text)
+        return self._query_vectors[text]
+
+    def section(self, key: str) -> dict[str, Any] | None:
+        try:
+            return self.stores.lookup("sections", key)
+        except KeyError:
+            return None

@@ -1,0 +1,131 @@
+"""Query nodes that read candidates: relevance-extract (batches of at most 10 sections, in parallel)
+and follow-refs (2nd and 3rd order, neighbours for "see above / following table")."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from clausewise.graph.state import ExtractTask, QueryState
+from clausewise.nodes.query.deps import QueryDeps
+
+BATCH = 10
+
+
+def pending(state: QueryState) -> list[str]:
+    """Candidates not yet read, in a stable order (hop, then key)."""
+    extracts = state.get("extracts") or {}
+    cands = state.get("candidates") or {}
+    return sorted((k for k in cands if k not in extracts), key=lambda k: (cands[k]["hop"], k))
+
+
+def extract_tasks(state: QueryState) -> list[ExtractTask]:
+    keys = pending(state)
+    cands = state.get("candidates") or {}
+    return [
+        ExtractTask(question=state["search_question"], keys=keys[i : i + BATCH],
+                    focus={k: cands[k]["focus"] for k in keys[i : i + BATCH] if cands[k].get("focus")})
+        for i in range(0, len(keys), BATCH)
+    ]
+
+
+def relevance_extract(deps: QueryDeps, task: ExtractTask) -> dict[str, Any]:
+    """Verbatim parts of each section that bear on the question ([] when nothing does)."""
+    sections = [s for s in (deps.section(k) for k in task["keys"]) if s is not None]
+    found = deps.tasks.relevance(task["question"], deps.terms(task["question"]), sections, task["focus"])
+    out: dict[str, list[dict[str, Any]]] = {k: [] for k in task["keys"]}
+    for section in sections:
+        text = section["text"]
+        for ex in found.get(section["key"], []):
+            if ex.text not in text:  # extracted text must occur in the section, verbatim
+                continue
+            start = text.index(ex.text)
+            out[section["key"]].append({"text": ex.text, "start": start, "score": round(ex.score, 3),
+                                        "pages": pages_of(section, start, start + len(ex.text))})
+    return {"extracts": out}
+
+
+def pages_of(section: dict[str, Any], start: int, end: int) -> list[int]:
+    pages = []
+    page_map = section.get("page_map") or [[0, section["pages"][0]]]
+    for i, (pos, page) in enumerate(page_map):
+        nxt = page_map[i + 1][0] if i + 1 < len(page_map) else 1 << 30
+        if pos < end and nxt > start:
+            pages.append(page)
+    return pages or [section["pages"][0]]
+
+
+def follow_refs(deps: QueryDeps, state: QueryState, max_hops: int) -> dict[str, Any]:
+    """References of every relevant section not yet followed become candidates one hop further."""
+    extracts = state.get("extracts") or {}
+    cands = state.get("candidates") or {}
+    followed = state.get("followed") or {}
+    visible = set(deps.stores.visible_documents())
+    new: dict[str, dict[str, Any]] = {}
+    unfollowed = list(state.get("unfollowed_references") or [])
+    unresolved = list(state.get("unresolved_references") or [])
+    done: dict[str, int] = {}
+    for key, parts in extracts.items():
+        if not parts or key in followed:
+            continue
+        done[key] = 1
+        hop = cands.get(key, {}).get("hop", 0)
+        section = deps.section(key) or {}
+        refs = deps.stores.lookup("references", key) or []
+        targets = []
+        for ref in refs:
+            s, e = ref["span"]
+            if section.get("text", "")[s:e] != ref["raw"]:
+                continue  # a reference must be in the source text where it claims to be
+            targets.append(ref)
+        # The clause a table or figure hangs from, and the table a clause introduces, are neighbours.
+        if section.get("kind") in ("table", "figure", "expression") and section.get("parent"):
+            targets.append({"raw": "parent clause", "target": section["parent"], "kind": "neighbour",
+                            "document": section["doc_key"], "resolved": True})
+        for ref in targets:
+            target, raw = ref.get("target"), ref["raw"].strip()
+            if ref["document"] not in visible:
+                unresolved.append({"from_key": key, "ref": raw, "document": ref["document"],
+                                   "reason": f"document not ingested ({_doc_name(ref['document'])})"})
+                continue
+            if not target or deps.section(target) is None:
+                if ref["kind"] != "neighbour":
+                    unresolved.append({"from_key": key, "ref": raw, "reason": "target not found in the document"})
+                continue
+            if hop + 1 > max_hops:
+                unfollowed.append({"from_key": key, "ref": raw, "target": target})
+                continue
+            para = re.search(r"\(\s?(\d{1,2})\s?\)", raw)
+            entry = {"via": "neighbour" if ref["kind"] == "neighbour" else "reference", "hop": hop + 1,
+                     "from_key": key, "ref": raw}
+            if para:
+                entry["focus"] = f"({para.group(1)})"
+            if target not in cands and target not in new:
+                new[target] = entry
+            elif target in extracts and not extracts[target] and entry.get("focus") and target not in new:
+                new[target] = entry  # read again, now for the paragraph the reference names
+    reread = {k: [] for k in new if k in extracts}
+    update: dict[str, Any] = {"candidates": new, "followed": done, "hops": max(state.get("hops", 0), 1 if new else 0),
+                              "unfollowed_references": _unique(unfollowed), "unresolved_references": _unique(unresolved)}
+    if reread:
+        update["extracts"] = {k: v for k, v in extracts.items() if k not in reread} | {"__reset__": True}
+    if new:
+        update["hops"] = max(state.get("hops", 0), max(e["hop"] for e in new.values()))
+    return update
+
+
+def _doc_name(doc_key: str) -> str:
+    from clausewise.keys import DocId
+
+    publisher, _, code = doc_key.partition("_")
+    return DocId(publisher, code).display
+
+
+def _unique(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    seen, out = set(), []
+    for item in items:
+        marker = (item.get("from_key"), item.get("ref"), item.get("target"))
+        if marker not in seen:
+            seen.add(marker)
+            out.append(item)
+    return out

@@ -1,0 +1,239 @@
+"""Model tasks of the query graph behind one interface, with deterministic offline implementations.
+
+The offline reasoner works on terms: the question's content words (lightly stemmed), its phrases,
+and their equivalents from the kv store (synonyms, symbols <-> names), weighted by how rare they are
+in the stores (IDF). It is recall-first: a paragraph is relevant when it carries a rare question term
+or several common ones, and it is returned verbatim with the paragraph beside it for context.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+Section = dict[str, Any]
+
+STOPWORDS = set(
+    """a an the and or of to in on for with by at from as is are be been being do does did i my me we our you
+    your it its this that these those there here what which who whom whose when where why how should would
+    could can may might must shall will need needs take taking use used using about above below into onto
+    than then so if any all some each per other such also only not no nor very just more most less least
+    have has had get gets got make makes made step steps check refer part code codes clause clauses value
+    values give given structure structures design designing designed consider considering considered
+    issue issues potential regarding calculating calculate calculation allow allowed want know tell please
+    uk london site sites building buildings""".split()
+)
+GREETING = re.compile(
+    r"^\s*(hi|hello|hey|good (morning|afternoon|evening)|thanks|thank you|cheers|how are you|who are you)\b[\s!.?,]*"
+    r"(there|clausewise|again|so much|a lot)?[\s!.?]*$",
+    re.I,
+)
+FOLLOW_UP = re.compile(r"^\s*(and|what about|how about|same for|also|but|or)\b|^\s*(for|in|on|with)\s+(a|an|the)\b", re.I)
+_WORD = re.compile(r"[a-zA-Zψμα][a-zA-Z0-9ψμα]*(?:-[a-zA-Z]+)*|\d+(?:[.,]\d+)?")
+_PARAGRAPH = re.compile(r"^\s*(\(\s?\d{1,2}\s?\)\s?P?|NOTE\b|[a-h]\)\s|-\s|\d\)\s)")
+
+
+def stem(word: str) -> str:
+    w = word.lower()
+    for suffix in ("ations", "ation", "ings", "ing", "ments", "ment", "edly", "ed", "ies", "es", "s"):
+        if w.endswith(suffix) and len(w) - len(suffix) >= 4:
+            return w[: -len(suffix)] + ("y" if suffix == "ies" else "")
+    return w
+
+
+def tokens(text: str) -> list[str]:
+    return [stem(t) for t in _WORD.findall(text)]
+
+
+@dataclass
+class Terms:
+    """Weighted query terms: single stems and multi-word phrases (stems joined by spaces)."""
+
+    weights: dict[str, float] = field(default_factory=dict)
+    source: dict[str, str] = field(default_factory=dict)
+
+    def add(self, term: str, weight: float, source: str) -> None:
+        if term and weight > self.weights.get(term, 0):
+            self.weights[term] = weight
+            self.source[term] = source
+
+    def top(self, n: int) -> list[str]:
+        return [t for t, _ in sorted(self.weights.items(), key=lambda kv: -kv[1])[:n]]
+
+
+class Vocabulary:
+    """Document frequencies of stems over every visible section (IDF), built once per store state."""
+
+    def __init__(self, sections: list[Section]):
+        self.n = max(1, len(sections))
+        df: Counter[str] = Counter()
+        for s in sections:
+            df.update(set(tokens(s["text"])))
+        self.df = df
+
+    def idf(self, term: str) -> float:
+        parts = term.split()
+        if len(parts) > 1:  # a phrase is at least as rare as its rarest word
+            return max(self.idf(p) for p in parts) + 0.5
+        return math.log((self.n + 1) / (self.df.get(term, 0) + 0.5))
+
+
+def question_terms(question: str, vocab: Vocabulary, kv: dict[str, Any]) -> Terms:
+    """Content stems and adjacent-word phrases of the question, plus kv equivalents (synonyms, symbols)."""
+    terms = Terms()
+    words = [w for w in _WORD.findall(question)]
+    content = [w for w in words if w.lower() not in STOPWORDS and len(w) > 1 and not w.isdigit()]
+    for w in content:
+        terms.add(stem(w), vocab.idf(stem(w)), "question")
+    lowered = [w.lower() for w in words]
+    for i in range(len(lowered) - 1):
+        a, b = lowered[i], lowered[i + 1]
+        if a not in STOPWORDS and b not in STOPWORDS:
+            terms.add(f"{stem(a)} {stem(b)}", vocab.idf(f"{stem(a)} {stem(b)}"), "question")
+    # Equivalents from the kv store: "dead load" -> "self-weight", "Ce" -> "exposure coefficient".
+    text = " " + " ".join(lowered) + " "
+    for key, entry in kv.items():
+        if len(key) < 2 or f" {key} " not in text and not (len(key) > 4 and key in text):
+            continue
+        for eq in entry.get("equivalents", [])[:8]:
+            if eq.get("type") == "definition":
+                continue
+            eq_stems = " ".join(tokens(eq["text"])[:4])
+            if eq_stems:
+                terms.add(eq_stems, 0.8 * vocab.idf(eq_stems), f"kv:{key}")
+    return terms
+
+
+def units(text: str) -> list[tuple[int, int]]:
+    """Spans of a section's paragraphs: "(n)" paragraphs, NOTEs, list items, table rows; the heading
+    line is its own unit."""
+    lines = text.split("\n")
+    spans, start, pos = [], 0, 0
+    for i, line in enumerate(lines):
+        if i > 0 and (_PARAGRAPH.match(line) or line.startswith("|") or i == 1):
+            spans.append((start, pos - 1))
+            start = pos
+        pos += len(line) + 1
+    spans.append((start, len(text)))
+    return [(a, b) for a, b in spans if text[a:b].strip()]
+
+
+def score_text(text: str, terms: Terms) -> float:
+    stems = tokens(text)
+    present = set(stems)
+    joined = " " + " ".join(stems) + " "
+    score = 0.0
+    for term, weight in terms.weights.items():
+        if " " in term:
+            if f" {term} " in joined:
+                score += weight
+        elif term in present:
+            score += weight
+    return score
+
+
+@dataclass
+class Extract:
+    key: str
+    text: str
+    start: int
+    end: int
+    score: float
+
+
+class QueryTasks(Protocol):
+    """What the query graph asks of a reasoner."""
+
+    def triage(self, question: str, history: list[dict[str, Any]]) -> dict[str, Any]: ...
+
+    def decompose(self, question: str) -> list[str]: ...
+
+    def keywords(self, question: str, terms: Terms) -> list[str]: ...
+
+    def relevance(self, question: str, terms: Terms, sections: list[Section], focus: dict[str, str]) -> dict[str, list[Extract]]:
+        """At most 10 sections; ``focus`` maps a key to the paragraph a reference named ("(7)")."""
+
+    def summarise(self, question: str, passages: list[dict[str, Any]]) -> str: ...
+
+
+class OfflineQueryTasks:
+    name = "offline"
+    threshold = 1.8  # one rare term (idf >= 1.8) or two common ones
+
+    def triage(self, question: str, history: list[dict[str, Any]]) -> dict[str, Any]:
+        if GREETING.match(question):
+            return {"route": "chat", "reply": "Hello. Ask me about the design codes in the store, for example "
+                    "'What imposed load applies to office floors?'"}
+        for turn in reversed(history):
+            if turn.get("question", "").strip().lower() == question.strip().lower() and turn.get("answer"):
+                return {"route": "memory", "answer": turn["answer"]}
+        if history and (FOLLOW_UP.match(question) or len(question.split()) <= 5):
+            previous = history[-1]["question"]
+            return {"route": "search", "question": f"{previous} {question}", "follow_up_of": previous}
+        return {"route": "search", "question": question}
+
+    def decompose(self, question: str) -> list[str]:
+        parts = [p.strip() for p in re.split(r"(?<=[?])\s+|(?<=\.)\s+(?=[A-Z])", question) if len(p.split()) >= 3]
+        return parts if len(parts) > 1 else [question]
+
+    def keywords(self, question: str, terms: Terms) -> list[str]:
+        """A few rare terms: phrases first, then words; common words would match everything."""
+        picked = []
+        for term in sorted(terms.weights, key=lambda t: (-terms.weights[t], t)):
+            if terms.weights[term] < 1.0:
+                continue
+            if any(term in p or p in term for p in picked):
+                continue
+            picked.append(term)
+            if len(picked) == 6:
+                break
+        return picked
+
+    def relevance(self, question: str, terms: Terms, sections: list[Section], focus: dict[str, str]) -> dict[str, list[Extract]]:
+        out: dict[str, list[Extract]] = {}
+        for section in sections:
+            text = section["text"]
+            spans = units(text)
+            scores = [score_text(text[a:b], terms) for a, b in spans]
+            keep = {i for i, s in enumerate(scores) if s >= self.threshold}
+            para = focus.get(section["key"])
+            if para:
+                keep |= {i for i, (a, b) in enumerate(spans) if re.match(r"\s*" + re.escape(para), text[a:b])}
+            if section["kind"] in ("table", "figure", "expression") and (keep or section["key"] in focus):
+                keep = set(range(len(spans)))  # a relevant table or figure is shown whole
+            if not keep:
+                continue
+            # Context: the heading line, and the unit after a relevant one when it is a NOTE to it.
+            keep.add(0)
+            for i in list(keep):
+                if i + 1 < len(spans) and text[spans[i + 1][0] :].lstrip().startswith("NOTE"):
+                    keep.add(i + 1)
+            out[section["key"]] = _merge_spans(section["key"], text, [spans[i] for i in sorted(keep)], scores,
+                                               spans)
+        return out
+
+    def summarise(self, question: str, passages: list[dict[str, Any]]) -> str:
+        if not passages:
+            return ""
+        docs = Counter(p["document"] for p in passages)
+        direct = [p for p in passages if p["hop"] == 0]
+        lead = ", ".join(f"{p['document']} {p['section']}" for p in direct[:5])
+        return (f"{len(passages)} passages from {', '.join(d for d, _ in docs.most_common(4))} bear on this question. "
+                f"Start with {lead}; the references they make were followed and are listed below.")
+
+
+def _merge_spans(key: str, text: str, kept: list[tuple[int, int]], scores: list[float],
+                 spans: list[tuple[int, int]]) -> list[Extract]:
+    """Adjacent kept units become one extract; each extract is verbatim text of the section."""
+    out: list[Extract] = []
+    index = {span: i for i, span in enumerate(spans)}
+    for a, b in kept:
+        s = scores[index[(a, b)]]
+        if out and text[out[-1].end : a].strip() == "":
+            out[-1] = Extract(key, text[out[-1].start : b].strip(), out[-1].start, b, max(out[-1].score, s))
+        else:
+            out.append(Extract(key, text[a:b].strip(), a, b, s))
+    return [e for e in out if e.text]
