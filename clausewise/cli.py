@@ -231,6 +231,49 @@ def ask(
                   f"{trace.get('hops', 0)} hops, {trace.get('elapsed_s')} s ({trace.get('mode')})[/dim]")
 
 
+@app.command(name="eval")
+def evaluate(
+    questions_file: Annotated[Path, typer.Argument(help="Questions, one JSON object a line (DESIGN.md format).")],
+    store: StoreOpt = None,
+    baseline: Annotated[str | None, typer.Option("--baseline", help="'naive': plain top-10 vector retrieval.")] = None,
+    out_dir: Annotated[Path | None, typer.Option("--out", help="Save each answer as <id>.json here.")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Recall of essential evidence, all evidence, must-values, passages and latency (side by side)."""
+    import sqlite3
+
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    from clausewise.evaluation import load_questions, naive_answer_fn, print_report, run_eval
+    from clausewise.graph.query import build_query_graph
+    from clausewise.tools.models import build_embedder
+
+    if baseline not in (None, "naive"):
+        _fail(f"unknown baseline {baseline!r}; the one baseline is 'naive'")
+    try:
+        questions = load_questions(questions_file)
+    except (OSError, ValueError) as exc:
+        _fail(str(exc))
+        return
+    stores = _stores(store)
+    if not stores.visible_documents():
+        _fail(f"no documents are ingested in {stores.blobs.describe()}; run `clausewise ingest` first")
+    embedder = build_embedder(Settings())
+    graph = build_query_graph(stores=stores, embedder=embedder, checkpointer=SqliteSaver(sqlite3.connect(":memory:", check_same_thread=False)))
+
+    def system(question: str) -> dict[str, Any]:
+        config = {"configurable": {"thread_id": f"eval-{time.time_ns()}"}}
+        return dict(graph.invoke({"question": question}, config=config))
+
+    system("warm-up: density of concrete")  # load models and indexes before timing
+    naive = naive_answer_fn(stores, embedder) if baseline == "naive" else None
+    result = run_eval(questions, system, baseline_fn=naive, out_dir=out_dir)
+    if as_json:
+        out.print_json(json.dumps({k: v for k, v in result.items() if k != "rows"} | {"rows": result["rows"]}, default=str))
+    else:
+        print_report(result, console=out)
+
+
 @app.command()
 def sample(
     directory: Annotated[Path, typer.Option("--dir", help="Where to write the sample PDFs.")] = Path("sample-codes"),

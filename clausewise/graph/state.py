@@ -151,6 +151,7 @@ class QueryState(TypedDict):
     hops: NotRequired[int]
     unfollowed_references: NotRequired[list[dict[str, Any]]]
     unresolved_references: NotRequired[list[dict[str, Any]]]
+    rejected_references: NotRequired[list[dict[str, Any]]]
     passages: NotRequired[list[dict[str, Any]]]
     images: NotRequired[list[dict[str, Any]]]
     precedence: NotRequired[list[dict[str, Any]]]

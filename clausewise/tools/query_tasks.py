@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections import Counter
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -142,6 +142,7 @@ class Extract:
     start: int
     end: int
     score: float
+    claimed_refs: list[str] = field(default_factory=list)  # references a model says the text makes
 
 
 class QueryTasks(Protocol):
@@ -156,7 +157,46 @@ class QueryTasks(Protocol):
     def relevance(self, question: str, terms: Terms, sections: list[Section], focus: dict[str, str]) -> dict[str, list[Extract]]:
         """At most 10 sections; ``focus`` maps a key to the paragraph a reference named ("(7)")."""
 
+    def find_conflicts(self, passages: list[dict[str, Any]], rules: list[dict[str, Any]],
+                       kv: dict[str, Any]) -> list[dict[str, Any]]:
+        """Passages that disagree: {"topic", "passages": [keys], "note"}; highlighted, not resolved."""
+
     def summarise(self, question: str, passages: list[dict[str, Any]]) -> str: ...
+
+
+_SYMBOL_VALUE = re.compile(r"(?<![\w,])(?P<name>[A-Za-zψμγ][A-Za-z0-9,]{0,4})\s?=\s?(?P<value>[-+]?\d+(?:,\d+)?)(?![\d,])")
+
+
+def find_conflicts(passages: list[dict[str, Any]], rules: list[dict[str, Any]], kv: dict[str, Any]) -> list[dict[str, Any]]:
+    """One symbol given different values; a recommended value the National Annex may change; values
+    the kv store recorded as conflicting, where the passages use that term."""
+    values: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
+    for p in passages:
+        for m in _SYMBOL_VALUE.finditer(p["text"]):
+            values[m.group("name")][m.group("value")].add(p["key"])
+    conflicts = []
+    for name, by_value in values.items():
+        keys = sorted({k for ks in by_value.values() for k in ks})
+        if len(by_value) > 1 and len(keys) > 1:
+            conflicts.append({"topic": f"{name} is given different values", "passages": keys,
+                              "note": "; ".join(f"{name} = {v} in {', '.join(sorted(ks))}" for v, ks in sorted(by_value.items()))})
+    by_key: dict[str, set[str]] = defaultdict(set)
+    for rule in rules:
+        by_key[rule["key"]].add(rule.get("type") or "")
+    for key, types in sorted(by_key.items()):
+        if "recommended-value" in types and ({"ndp", "national-annex"} & types):
+            conflicts.append({"topic": "recommended value vs national choice", "passages": [key],
+                              "note": "the value given is a recommendation; the National Annex may set another"})
+    used = {p["key"] for p in passages}
+    text = " ".join(p["text"] for p in passages)
+    for entry in kv.values():
+        if not entry.get("conflict") or len(entry["term"]) < 2:
+            continue
+        sources = sorted({v["source"] for v in entry["values"]})
+        if len(sources) > 1 and used & set(sources) and re.search(rf"(?<!\w){re.escape(entry['term'])}(?!\w)", text):
+            conflicts.append({"topic": f"{entry['term']} has differing recorded values", "passages": sources[:6],
+                              "note": ", ".join(f"{v['value']} ({v['source']})" for v in entry["values"][:6])})
+    return conflicts
 
 
 class OfflineQueryTasks:
@@ -214,6 +254,10 @@ class OfflineQueryTasks:
             out[section["key"]] = _merge_spans(section["key"], text, [spans[i] for i in sorted(keep)], scores,
                                                spans)
         return out
+
+    def find_conflicts(self, passages: list[dict[str, Any]], rules: list[dict[str, Any]],
+                       kv: dict[str, Any]) -> list[dict[str, Any]]:
+        return find_conflicts(passages, rules, kv)
 
     def summarise(self, question: str, passages: list[dict[str, Any]]) -> str:
         if not passages:

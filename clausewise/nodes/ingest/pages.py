@@ -25,7 +25,7 @@ from clausewise.keys import clean_number
 MUPDF_LOCK = threading.RLock()
 
 CROP_DPI = 110
-_NUM = r"[A-Z]?\s?\.?\s?[\dIl]{1,2}(?:\s?\.\s?[\dIlOS]{1,2}){0,3}[a-z]?"
+_NUM = r"[A-Z]?\s?\.?\s?[\dIlS]{1,2}(?:\s?\.\s?[\dIlOS]{1,2}){0,3}[a-z]?"
 CAPTION = re.compile(
     r"^\s*(?P<kind>Table|Figure|Fig\.)\s*(?P<number>" + _NUM + r")\s*"
     r"(?:(?P<sep>[:\-\u2013\u2014\u2022\u00b7.]|\s(?=[A-Z(]))\s*(?P<title>.*?))?\s*$"
@@ -118,12 +118,12 @@ def rows_to_markdown(rows: list[list[str]]) -> str:
 
 
 def _strong(candidate: tuple[tuple[str, str, str], dict[str, Any]], body: list[dict[str, Any]]) -> bool:
-    """A caption with its title, or a bare "Table 5.1" line followed by a title-like line."""
+    """A caption with its title, or a bare "Table 5.1" line (a wrapped cross-reference usually ends
+    with a full stop or runs on into the sentence)."""
     (_, _, title), line = candidate
     if title:
         return parse_caption(line["text"], strict=True) is not None
-    below = [ln for ln in body if 0 <= ln["bbox"][1] - line["bbox"][3] < 20]
-    return not line["text"].rstrip().endswith(".") and bool(below) and below[0]["text"][:1].isupper()
+    return not line["text"].rstrip().endswith(".")
 
 
 def _layout_regions(page: pymupdf.Page) -> list[dict[str, Any]]:
@@ -183,15 +183,18 @@ def extract_page(doc: pymupdf.Document, pno: int, *, crop: bool = True) -> dict[
     with MUPDF_LOCK:
         page = doc[pno]
         rect = page.rect
-        raw = page.get_text("dict", flags=pymupdf.TEXT_PRESERVE_WHITESPACE | pymupdf.TEXT_MEDIABOX_CLIP)
+        raw = page.get_text("dict", flags=pymupdf.TEXT_PRESERVE_WHITESPACE | pymupdf.TEXT_PRESERVE_LIGATURES)
         has_image = bool(page.get_images(full=False))
+        # Text comes in unrotated coordinates; a landscape page (rotated 90) is read as it is shown.
+        turn = page.rotation_matrix if page.rotation else None
     lines = []
     for block in raw["blocks"]:
         for line in block.get("lines", []):
             text = "".join(span["text"] for span in line["spans"])
             text = re.sub(r"\s+", " ", text).strip()
             if text:
-                lines.append({"text": text, "bbox": [round(v, 1) for v in line["bbox"]]})
+                box = pymupdf.Rect(line["bbox"]) * turn if turn is not None else line["bbox"]
+                lines.append({"text": text, "bbox": [round(v, 1) for v in box]})
     height = rect.height
     header, footer, body = [], [], []
     for ln in lines:
@@ -226,11 +229,19 @@ def extract_page(doc: pymupdf.Document, pno: int, *, crop: bool = True) -> dict[
         t1 = time.perf_counter()
         with MUPDF_LOCK:
             regions = _layout_regions(page)
+        if turn is not None:
+            for r in regions:
+                r["bbox"] = list(pymupdf.Rect(r["bbox"]) * turn)
         layout_s = time.perf_counter() - t1
         boxes = [r["bbox"] for r in regions if r["class"] == "caption"]
+        objects_found = [r["bbox"] for r in regions if r["class"] in ("table", "picture")]
         for (kind, number, title), cap in candidates:
             confirmed = any(_overlap_y(b, cap["bbox"]) > 0.3 and _overlap_x(b, cap["bbox"]) > 0 for b in boxes)
-            if confirmed or parse_caption(cap["text"], strict=True):
+            # A bare "Figure C.2" line (no title, no full stop) beside a figure the model found.
+            beside = not title and not cap["text"].rstrip().endswith(".") and any(
+                _distance(kind, cap["bbox"], b) < 80 for b in objects_found
+            )
+            if confirmed or beside or parse_caption(cap["text"], strict=True):
                 captions.append(((kind, number, title), cap))
         free = [r for r in regions if r["class"] in ("table", "picture")]
         for (kind, number, title), cap in captions:

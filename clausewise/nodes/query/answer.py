@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import base64
-import re
 import time
 from collections import defaultdict
 from typing import Any
@@ -12,7 +11,6 @@ from clausewise.graph.state import QueryContext, QueryState
 from clausewise.nodes.query.deps import QueryDeps
 
 _VIA_ORDER = {"vector": 0, "keyword": 0, "reference": 1, "neighbour": 2}
-_SYMBOL_VALUE = re.compile(r"(?<![\w,])(?P<name>[A-Za-zψμγ][A-Za-z0-9,]{0,4})\s?=\s?(?P<value>[-+]?\d+(?:,\d+)?)(?![\d,])")
 
 
 def build_passages(deps: QueryDeps, state: QueryState) -> list[dict[str, Any]]:
@@ -57,38 +55,9 @@ def precedence(deps: QueryDeps, state: QueryState) -> dict[str, Any]:
 
 
 def conflict_check(deps: QueryDeps, state: QueryState) -> dict[str, Any]:
-    """Passages that disagree: one symbol given different values, a recommended value the National
-    Annex may change, and conflicts recorded in the kv store. Highlighted, never resolved."""
+    """Passages that disagree, highlighted and never resolved (the reasoner decides what disagrees)."""
     passages = build_passages(deps, state)
-    values: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
-    for p in passages:
-        for m in _SYMBOL_VALUE.finditer(p["text"]):
-            values[m.group("name")][m.group("value")].add(p["key"])
-    conflicts = []
-    for name, by_value in values.items():
-        if len(by_value) > 1 and len({k for ks in by_value.values() for k in ks}) > 1:
-            conflicts.append({
-                "topic": f"{name} is given different values",
-                "passages": sorted({k for ks in by_value.values() for k in ks}),
-                "note": "; ".join(f"{name} = {v} in {', '.join(sorted(ks))}" for v, ks in sorted(by_value.items())),
-            })
-    by_key: dict[str, set[str]] = defaultdict(set)
-    for rule in state.get("precedence") or []:
-        by_key[rule["key"]].add(rule.get("type") or "")
-    for key, types in sorted(by_key.items()):
-        if "recommended-value" in types and ({"ndp", "national-annex"} & types):
-            conflicts.append({"topic": "recommended value vs national choice", "passages": [key],
-                              "note": "the value given is a recommendation; the National Annex may set another"})
-    kv = deps.stores.kv()
-    text = " ".join(p["text"] for p in passages)
-    for term, entry in kv.items():
-        if entry.get("conflict") and len(term) > 1 and re.search(rf"(?<!\w){re.escape(entry['term'])}(?!\w)", text):
-            sources = sorted({v["source"] for v in entry["values"]})
-            if len(sources) > 1 and any(s in {p["key"] for p in passages} for s in sources):
-                conflicts.append({"topic": f"{entry['term']} has differing recorded values",
-                                  "passages": sources[:6],
-                                  "note": ", ".join(f"{v['value']} ({v['source']})" for v in entry["values"][:6])})
-    return {"conflicts": conflicts[:20]}
+    return {"conflicts": deps.tasks.find_conflicts(passages, state.get("precedence") or [], deps.stores.kv())[:20]}
 
 
 def compose(deps: QueryDeps, state: QueryState, ctx: QueryContext) -> dict[str, Any]:
@@ -106,7 +75,8 @@ def compose(deps: QueryDeps, state: QueryState, ctx: QueryContext) -> dict[str, 
     markdown = render_markdown(state, passages, images, summary)
     trace = {"mode": "offline", "llm_calls": 0, "tokens": 0, "widenings": state.get("widenings", 0),
              "hops": state.get("hops", 0), "elapsed_s": round(time.perf_counter() - state["started"], 3),
-             "candidates": len(state.get("candidates") or {}), "notes": state.get("notes", [])}
+             "candidates": len(state.get("candidates") or {}), "notes": state.get("notes", []),
+             "rejected_references": state.get("rejected_references") or []}
     for p in passages:
         p.pop("score", None)
         p.pop("title", None)

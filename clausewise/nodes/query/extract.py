@@ -41,7 +41,8 @@ def relevance_extract(deps: QueryDeps, task: ExtractTask) -> dict[str, Any]:
                 continue
             start = text.index(ex.text)
             out[section["key"]].append({"text": ex.text, "start": start, "score": round(ex.score, 3),
-                                        "pages": pages_of(section, start, start + len(ex.text))})
+                                        "pages": pages_of(section, start, start + len(ex.text)),
+                                        "claimed_refs": ex.claimed_refs})
     return {"extracts": out}
 
 
@@ -65,6 +66,7 @@ def follow_refs(deps: QueryDeps, state: QueryState, max_hops: int) -> dict[str, 
     unfollowed = list(state.get("unfollowed_references") or [])
     unresolved = list(state.get("unresolved_references") or [])
     done: dict[str, int] = {}
+    rejected: list[dict[str, Any]] = list(state.get("rejected_references") or [])
     for key, parts in extracts.items():
         if not parts or key in followed:
             continue
@@ -78,6 +80,11 @@ def follow_refs(deps: QueryDeps, state: QueryState, max_hops: int) -> dict[str, 
             if section.get("text", "")[s:e] != ref["raw"]:
                 continue  # a reference must be in the source text where it claims to be
             targets.append(ref)
+        claimed = [r for part in parts for r in part.get("claimed_refs") or []]
+        if claimed:
+            checked, wrong = claimed_references(section, claimed, set(deps.stores.doc_table(section["doc_key"], "sections")))
+            targets += checked
+            rejected += [{"from_key": key, "ref": r, "reason": "not in the source text"} for r in wrong]
         # The clause a table or figure hangs from, and the table a clause introduces, are neighbours.
         if section.get("kind") in ("table", "figure", "expression") and section.get("parent"):
             targets.append({"raw": "parent clause", "target": section["parent"], "kind": "neighbour",
@@ -106,12 +113,34 @@ def follow_refs(deps: QueryDeps, state: QueryState, max_hops: int) -> dict[str, 
                 new[target] = entry  # read again, now for the paragraph the reference names
     reread = {k: [] for k in new if k in extracts}
     update: dict[str, Any] = {"candidates": new, "followed": done, "hops": max(state.get("hops", 0), 1 if new else 0),
-                              "unfollowed_references": _unique(unfollowed), "unresolved_references": _unique(unresolved)}
+                              "unfollowed_references": _unique(unfollowed), "unresolved_references": _unique(unresolved),
+                              "rejected_references": _unique(rejected)}
     if reread:
         update["extracts"] = {k: v for k, v in extracts.items() if k not in reread} | {"__reset__": True}
     if new:
         update["hops"] = max(state.get("hops", 0), max(e["hop"] for e in new.values()))
     return update
+
+
+def claimed_references(section: dict[str, Any], claimed: list[str], known: set[str]) -> tuple[list[dict[str, Any]], list[str]]:
+    """References a model says a section makes: kept only when the words are in the section's text,
+    then resolved with the same rules as ingestion."""
+    from clausewise.keys import DocId
+    from clausewise.tools.tasks import spot_references
+
+    text = " ".join(section["text"].split())
+    publisher, _, code = section["doc_key"].partition("_")
+    kept, wrong = [], []
+    for raw in dict.fromkeys(claimed):
+        if " ".join(raw.split()) not in text:
+            wrong.append(raw)
+            continue
+        probe = {"key": section["key"], "text": raw, "previous": section.get("previous"), "next": section.get("next")}
+        found = spot_references(DocId(publisher, code), probe, known)
+        kept += [dict(r, span=None) for r in found] if found else []
+        if not found:
+            wrong.append(raw)
+    return kept, wrong
 
 
 def _doc_name(doc_key: str) -> str:

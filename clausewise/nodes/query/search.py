@@ -28,7 +28,7 @@ def triage(deps: QueryDeps, state: QueryState, ctx: QueryContext) -> dict[str, A
         "question": question, "route": decision["route"], "notes": notes, "started": time.perf_counter(),
         "candidates": {RESET: True}, "extracts": {RESET: True}, "followed": {RESET: True},
         "vector_offset": 0, "widenings": 0, "hops": 0, "last_vector_batch": [],
-        "unfollowed_references": [], "unresolved_references": [],
+        "unfollowed_references": [], "unresolved_references": [], "rejected_references": [],
     }
     if decision["route"] == "chat":
         fresh["reply"] = decision["reply"]
