@@ -12,7 +12,10 @@ import math
 import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Protocol
+
+import snowballstemmer
 
 Section = dict[str, Any]
 
@@ -36,12 +39,13 @@ _WORD = re.compile(r"[a-zA-Zψμα][a-zA-Z0-9ψμα]*(?:-[a-zA-Z]+)*|\d+(?:[.,]\
 _PARAGRAPH = re.compile(r"^\s*(\(\s?\d{1,2}\s?\)\s?P?|NOTE\b|[a-h]\)\s|-\s|\d\)\s)")
 
 
+_STEMMER = snowballstemmer.stemmer("english")
+
+
+@lru_cache(maxsize=200_000)
 def stem(word: str) -> str:
-    w = word.lower()
-    for suffix in ("ations", "ation", "ings", "ing", "ments", "ment", "edly", "ed", "ies", "es", "s"):
-        if w.endswith(suffix) and len(w) - len(suffix) >= 4:
-            return w[: -len(suffix)] + ("y" if suffix == "ies" else "")
-    return w
+    """Snowball (Porter 2) stem: "reinforced" and "reinforcing" meet at "reinforc"."""
+    return str(_STEMMER.stemWord(word.lower()))
 
 
 def tokens(text: str) -> list[str]:
@@ -240,16 +244,18 @@ class OfflineQueryTasks:
             scores = [score_text(text[a:b], terms) for a, b in spans]
             keep = {i for i, s in enumerate(scores) if s >= self.threshold}
             para = focus.get(section["key"])
-            if para:
+            if para and para != "*":
                 keep |= {i for i, (a, b) in enumerate(spans) if re.match(r"\s*" + re.escape(para), text[a:b])}
-            if section["kind"] in ("table", "figure", "expression") and (keep or section["key"] in focus):
-                keep = set(range(len(spans)))  # a relevant table or figure is shown whole
+            if section["kind"] in ("table", "figure", "expression") and (keep or para):
+                keep = set(range(len(spans)))  # a relevant or cited table or figure is shown whole
             if not keep:
                 continue
-            # Context: the heading line, and the unit after a relevant one when it is a NOTE to it.
+            if len(spans) <= 4:
+                keep = set(range(len(spans)))  # a short section is read whole
+            # Context: the heading line, and the unit after each relevant one (its NOTE, its sequel).
             keep.add(0)
             for i in list(keep):
-                if i + 1 < len(spans) and text[spans[i + 1][0] :].lstrip().startswith("NOTE"):
+                if i + 1 < len(spans):
                     keep.add(i + 1)
             out[section["key"]] = _merge_spans(section["key"], text, [spans[i] for i in sorted(keep)], scores,
                                                spans)

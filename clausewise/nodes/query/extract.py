@@ -107,6 +107,8 @@ def follow_refs(deps: QueryDeps, state: QueryState, max_hops: int) -> dict[str, 
                      "from_key": key, "ref": raw}
             if para:
                 entry["focus"] = f"({para.group(1)})"
+            elif re.search(r"_(table|figure|expression)_", target):
+                entry["focus"] = "*"  # a cited table, figure or expression is shown whole
             if target not in cands and target not in new:
                 new[target] = entry
             elif target in extracts and not extracts[target] and entry.get("focus") and target not in new:
