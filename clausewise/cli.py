@@ -278,8 +278,12 @@ def evaluate(
 def sample(
     directory: Annotated[Path, typer.Option("--dir", help="Where to write the sample PDFs.")] = Path("sample-codes"),
     store: StoreOpt = None,
+    question: Annotated[str, typer.Option("--question", help="The question to answer over the samples.")] = (
+        "Which exposure coefficient Ce applies to a sheltered site, and what may the National Annex change?"
+    ),
 ) -> None:
-    """The main job on the embedded default: generate sample code PDFs and ingest them, offline."""
+    """The main job on the embedded default, offline: generate two sample codes (one born-digital, one
+    scanned-style), ingest them, and answer a question over them."""
     from clausewise.sample import write_sample_pdf
 
     directory.mkdir(parents=True, exist_ok=True)
@@ -287,6 +291,7 @@ def sample(
              write_sample_pdf(directory / "sample-code-scanned.pdf", scanned=True, designation="EN 1991-9-8")]
     console.print(f"wrote {', '.join(str(f) for f in files)}")
     ingest(files, store=store, overwrite=False, publisher=None, code=None, as_json=False)
+    ask(question, store=store, as_json=False, thread=None)
 
 
 if __name__ == "__main__":  # pragma: no cover

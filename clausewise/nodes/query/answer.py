@@ -145,9 +145,12 @@ def render_markdown(state: QueryState, passages: list[dict[str, Any]], images: l
 def _passage_md(p: dict[str, Any], via: str | None = None) -> list[str]:
     head = f"**{p['document']} {p['section']}**" + (f" {p['title']}" if p.get("title") else "")
     head += f" (page {', '.join(map(str, p['pages']))})" + (f" via {via}" if via else "")
-    body = p["text"]
-    if not body.lstrip().startswith("|"):
-        body = "\n".join("> " + ln for ln in body.split("\n"))
+    lines = p["text"].split("\n")
+    if any(ln.startswith("|") for ln in lines):  # a table: caption as a quote, rows as a markdown table
+        rows = [ln for ln in lines if ln.startswith("|")]
+        body = "\n".join(["> " + ln + "  " for ln in lines if not ln.startswith("|")] + [""] + rows)
+    else:
+        body = "\n".join("> " + ln + "  " for ln in lines)
     return [head, body, ""]
 
 
