@@ -44,6 +44,7 @@ MAX_SECTION_CHARS = 8000
 MAX_PASSAGE_CHARS = 1500
 HISTORY_TURNS = 6
 MAX_QUESTION_CHARS = 2000
+REFERENCE_CONTEXT = (30, 15)  # characters read before and after a listed reference to resolve it
 
 T = TypeVar("T")
 
@@ -422,7 +423,8 @@ class ModelIngestTasks(_ModelTasks):
 
     def _references(self, doc: DocId, section: Section, known: set[str]) -> list[dict[str, Any]]:
         """Each string the model lists is kept where it occurs in the text, and resolved there by the same
-        rules as offline (longer strings first, so "4.1" inside "Table 4.1" is not a second reference)."""
+        rules as offline. The rules read a few characters around it ("see 4.1" is a reference, "4.1 kN/m2" is
+        not); longer strings go first, so "4.1" inside "Table 4.1" is not a second reference."""
         out: ReferencesOut = self.ask("references", ReferencesOut, section_key=section["key"],
                                       section_text=_clip(section["text"], MAX_SECTION_CHARS))
         text: str = section["text"]
@@ -431,13 +433,12 @@ class ModelIngestTasks(_ModelTasks):
         listed = sorted(dict.fromkeys(r.strip() for r in out.references if r.strip()), key=len, reverse=True)
         for raw in listed:
             for a, b in verbatim_spans(text, raw):
-                if any(a < y and x < b for x, y in taken):
-                    continue
-                probe = dict(section, text=text[a:b])
-                for ref in offline_rules.spot_references(doc, probe, known):
-                    s, e = ref["span"]
-                    refs.append(dict(ref, span=[a + s, a + e]))
-                taken.append((a, b))
+                lo, hi = max(0, a - REFERENCE_CONTEXT[0]), min(len(text), b + REFERENCE_CONTEXT[1])
+                for ref in offline_rules.spot_references(doc, dict(section, text=text[lo:hi]), known):
+                    s, e = ref["span"][0] + lo, ref["span"][1] + lo
+                    if s < b and a < e and not any(s < y and x < e for x, y in taken):
+                        refs.append(dict(ref, span=[s, e]))
+                        taken.append((s, e))
         refs.sort(key=lambda r: r["span"][0])
         return refs
 
@@ -454,19 +455,19 @@ class ModelIngestTasks(_ModelTasks):
                                       section_text=_clip(section["text"], MAX_SECTION_CHARS))
         text: str = section["text"]
         key = section["key"]
-        rules = []
-        for r in out.rules:
-            span = verbatim_span(text, r.evidence)
-            if span is None or not r.rule.strip():
+        rules: list[dict[str, Any]] = []
+        for stated in out.rules:
+            span = verbatim_span(text, stated.evidence)
+            if span is None or not stated.rule.strip():
                 continue
             target = key
-            if r.applies_to:
-                where = verbatim_span(text, r.applies_to)
+            if stated.applies_to:
+                where = verbatim_span(text, stated.applies_to)
                 if where is not None:
                     probe = dict(section, text=text[where[0] : where[1]])
                     found = [f for f in offline_rules.spot_references(doc, probe, known) if f["target"]]
                     target = found[0]["target"] if found else key
-            rules.append({"key": target, "rule": r.rule.strip(), "type": r.type, "source_key": key,
+            rules.append({"key": target, "rule": stated.rule.strip(), "type": stated.type, "source_key": key,
                           "evidence": text[span[0] : span[1]]})
         structural = [r for r in offline_rules.find_precedence(doc, section, known)
                       if r["type"] in ("informative", "normative", "ndp")]

@@ -10,6 +10,7 @@ from typing import Any
 from clausewise.graph.state import QueryContext, QueryState
 from clausewise.nodes.query.deps import QueryDeps
 
+MARKDOWN_QUOTES = 40  # quotes per part of the brief; every passage stays in the contract's list
 _VIA_ORDER = {"vector": 0, "keyword": 0, "reference": 1, "neighbour": 2}
 
 
@@ -106,15 +107,18 @@ def render_markdown(state: QueryState, passages: list[dict[str, Any]], images: l
                   "*density of concrete*), the code part if you know it (*EN 1991-1-3*), or a symbol (*sk*, *Ce*)."]
         return "\n".join(lines)
     lines += ["### Summary", summary, "", "### Findings"]
-    for p in passages:
-        if p["hop"] > 0:
-            continue
+    direct = [p for p in passages if p["hop"] == 0]
+    for p in direct[:MARKDOWN_QUOTES]:
         lines += _passage_md(p)
     referenced = [p for p in passages if p["hop"] > 0]
     if referenced:
         lines += ["", "### Followed references"]
-        for p in referenced:
+        for p in referenced[:MARKDOWN_QUOTES]:
             lines += _passage_md(p, via=f"{p['via']} from {p['from_key']} (order {p['hop'] + 1})")
+    rest = direct[MARKDOWN_QUOTES:] + referenced[MARKDOWN_QUOTES:]
+    if rest:
+        lines += ["", f"### {len(rest)} more passages (quoted in full in the JSON answer)"]
+        lines.append(", ".join(dict.fromkeys(f"{p['document']} {p['section']} (p. {p['page']})" for p in rest)))
     if images:
         lines += ["", "### Figures and tables"]
         for img in images:
