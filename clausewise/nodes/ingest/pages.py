@@ -276,6 +276,13 @@ def extract_page(doc: pymupdf.Document, pno: int, *, crop: bool = True) -> dict[
             owner.setdefault("lines", []).append(ln)
         if owner is None or owner["region"] == "estimate":  # an estimated region may hold clause text
             flow.append(ln)
+    drawings: list[pymupdf.Rect] = []
+    if objects:
+        with MUPDF_LOCK:  # born-digital pages draw figures and table rules as vector paths
+            drawings = [pymupdf.Rect(d["rect"]) for d in page.get_drawings()
+                        if d["rect"].width * d["rect"].height < 0.5 * rect.width * rect.height]  # no page frames
+        if turn is not None:
+            drawings = [r * turn for r in drawings]
     for obj in objects:
         obj_lines = obj.pop("lines", [])
         if obj["kind"] == "table":
@@ -284,6 +291,11 @@ def extract_page(doc: pymupdf.Document, pno: int, *, crop: bool = True) -> dict[
             obj["body"] = rows_to_markdown(rows)
         else:
             obj["body"] = " ".join(_merge_row(r)["text"] for r in _rows(obj_lines))
+        x0, y0, x1, y1 = obj["bbox"]
+        for drawn in drawings:  # the layout box hugs text; take in the vector lines it cuts
+            if drawn.x0 <= x1 + 12 and drawn.x1 >= x0 - 12 and drawn.y0 <= y1 + 12 and drawn.y1 >= y0 - 12:
+                x0, y0, x1, y1 = min(x0, drawn.x0), min(y0, drawn.y0), max(x1, drawn.x1), max(y1, drawn.y1)
+        obj["bbox"] = [round(v, 1) for v in pymupdf.Rect(x0, y0, x1, y1) & rect]
         if crop:
             box = pymupdf.Rect(obj["bbox"]) | pymupdf.Rect(obj["caption_bbox"])
             with MUPDF_LOCK:

@@ -19,11 +19,11 @@ from clausewise.nodes.ingest.pages import parse_caption
 _DIGITISH = str.maketrans({"l": "1", "I": "1", "]": "1", "/": "1", "|": "1", "O": "0", "o": "0"})
 NUMBERED = re.compile(r"^(?P<num>[1-9]\d?(?:\s?\.\s?[\dlI\]/|Oo]{1,2}){0,5})(?P<dot>\.)?(?:\s+(?P<rest>.*))?$")
 SECTION = re.compile(r"^(?:SECTION|Section)\s*(?P<num>[1-9lI]\d?)\b\.?\s*(?P<rest>.*)$")
-ANNEX = re.compile(r"^(?:ANNEX|Annex)\s*(?P<letter>[A-H](?:\s?[1-9](?!\s?\.\d))?)\b\s*(?P<rest>.*)$")
+ANNEX = re.compile(r"^(?:ANNEX|Annex)\s*(?P<letter>[A-H08](?:\s?[1-9](?!\s?\.\d))?)\b\s*(?P<rest>.*)$")
 EXPRESSION = re.compile(
     r"\(\s?(?P<num>(?:[A-H]\d?\s?\.\s?\d{1,2}(?:\.\d{1,2})?|\d{1,2}\s?\.\s?\d{1,2})[a-z]?)\s?\)\s*$"
 )
-_STATUS = re.compile(r"^\(?\s*(?P<status>i\s*n\s*f\s*o\s*r\s*m\s*a\s*t\s*i\s*v\s*e|n\s*o\s*r\s*m\s*a\s*t\s*i\s*v\s*e)\b", re.I)
+_STATUS = re.compile(r"^\(\s?(?P<status>i\s?n\s?f\s?o|n\s?o\s?r\s?m)[\w ]*\)?", re.I)  # "(infonnative)"
 OCR_LETTER_SLIPS = {"B": "8", "D": "0", "G": "6", "S": "5", "I": "1"}
 _TOC_LEADER = re.compile(r"(\.\s?){5,}|…{2,}")
 
@@ -127,8 +127,8 @@ class _Parser:
         if len(number) == 1 and rest and not re.match(r"^[A-Z][A-Za-z]{2,}", rest):
             return None  # a top-level heading needs a real word: "1 General", not "7 A" from a formula
         if rest:
-            if not _title_ok(rest) or re.match(r"^\(", rest):
-                return None
+            if not _title_ok(rest) or not rest[0].isupper():
+                return None  # "5.3.2 and 5.3.3 apply ..." is a sentence, not a heading
             return number, rest, 1, False
         if _title_ok(nxt) and not NUMBERED.match(nxt or "") and not (nxt or "").startswith("("):
             return number, nxt or "", 2, False
@@ -152,7 +152,9 @@ class _Parser:
         title = after or (following[used - 1] if len(following) >= used else "")
         if not after and title:
             used += 1
-        return m.group("letter"), status, title.strip(), used
+        letter = m.group("letter").replace(" ", "")
+        letter = {"0": "D", "8": "B"}.get(letter[0], letter[0]) + letter[1:]  # OCR: "Annex 0" is Annex D
+        return letter, status, title.strip(), used
 
     def _body_start(self) -> int:
         for i in range(len(self.lines)):
@@ -175,7 +177,6 @@ class _Parser:
             annex = self._annex(i)
             if annex and (self.current_annex is None or annex[0] > self.current_annex):
                 letter, status, title, used = annex
-                letter = letter.replace(" ", "")
                 self.current_annex, self.current_number = letter, None
                 current = self._open(Draft(f"annex_{letter}", "annex", title, extra={"status": status}), line)
                 current.lines += self.lines[i + 1 : i + used]
@@ -190,7 +191,8 @@ class _Parser:
                     + r"\s?\.?\s?(?P<num>\d{1,2}(?:\s?\.\s?\d{1,2}){0,4})\.?(?:\s+(?P<rest>.*))?$",
                     text,
                 )
-                if m and (_title_ok(m.group("rest")) or (not m.group("rest") and i + 1 < len(self.lines))):
+                rest = m.group("rest") if m else None
+                if m and ((_title_ok(rest) and rest[0].isupper()) or (not rest and i + 1 < len(self.lines))):
                     number = tuple(int(p) for p in re.split(r"\s?\.\s?", m.group("num")))
                     if plausible_next(self.current_number, number) or self.current_number is None:
                         self.current_number = number

@@ -1,0 +1,212 @@
+"""Per-page extraction on the born-digital and the scanned-style sample (nodes/ingest/pages.py):
+captions, cropped images, rebuilt table rows, running header and footer removed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pymupdf
+import pytest
+
+from clausewise.nodes.ingest.pages import extract_page, parse_caption, rows_to_markdown, table_rows
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+OBJECT_PAGES = {5: ("table", "4.1"), 6: ("table", "5.1"), 7: ("figure", "5.1")}  # 1-based PDF pages
+
+
+@pytest.fixture(scope="module")
+def pages(sample_pdf: Path, scanned_pdf: Path) -> dict[tuple[str, int], dict[str, Any]]:
+    """(variant, 1-based page) -> extract_page result, for the body pages of both variants."""
+    out = {}
+    for variant, path in (("born-digital", sample_pdf), ("scanned", scanned_pdf)):
+        with pymupdf.open(path) as doc:
+            for page in (3, 5, 6, 7, 8):
+                out[(variant, page)] = extract_page(doc, page - 1, crop=True)
+    return out
+
+
+VARIANTS = ["born-digital", "scanned"]
+
+
+def _only_object(result: dict[str, Any]) -> dict[str, Any]:
+    assert len(result["objects"]) == 1, [o["caption"] for o in result["objects"]]
+    return result["objects"][0]
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize(
+    ("page", "kind", "number", "title"),
+    [
+        (5, "table", "4.1", "Recommended values of \u03c8 factors"),
+        (6, "table", "5.1", "Exposure coefficient Ce for different sites"),
+        (7, "figure", "5.1", "Shape coefficient for flat shed roofs"),
+    ],
+)
+def test_captions_found_with_number_and_title(
+    pages: dict[tuple[str, int], dict[str, Any]], variant: str, page: int, kind: str, number: str, title: str
+) -> None:
+    result = pages[(variant, page)]
+    assert result["page"] == page
+    obj = _only_object(result)
+    assert (obj["kind"], obj["number"], obj["title"]) == (kind, number, title)
+    assert obj["caption"].startswith(f"{kind.title()} {number}")
+    # the caption stays in the running text as an anchor for the section it belongs to
+    assert any(ln["text"] == obj["caption"] for ln in result["lines"])
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("page", sorted(OBJECT_PAGES))
+def test_each_object_is_cropped_to_a_png(pages: dict[tuple[str, int], dict[str, Any]], variant: str, page: int) -> None:
+    obj = _only_object(pages[(variant, page)])
+    png = obj["png"]
+    assert png.startswith(PNG_MAGIC)
+    assert 2_000 < len(png) < 2_000_000
+    pix = pymupdf.Pixmap(png)
+    x0, y0, x1, y1 = obj["bbox"]
+    assert x1 - x0 > 100 and y1 - y0 > 40  # a real region, not a sliver
+    # 110 dpi crop of the object's box (plus its caption): at least the box, at most the whole page
+    assert pix.width >= (x1 - x0) * 110 / 72 - 2
+    assert pix.width <= 595 * 110 / 72 + 2 and pix.height <= 842 * 110 / 72 + 2
+    assert pix.n == 1  # grayscale
+
+
+def test_no_crop_when_disabled(sample_pdf: Path) -> None:
+    with pymupdf.open(sample_pdf) as doc:
+        result = extract_page(doc, 5, crop=False)
+    obj = _only_object(result)
+    assert "png" not in obj
+    assert obj["rows"][0] == ["Topography", "Ce"]
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_table_4_1_rows_rebuilt(pages: dict[tuple[str, int], dict[str, Any]], variant: str) -> None:
+    obj = _only_object(pages[(variant, 5)])
+    assert obj["rows"] == [
+        ["Location of the structure", "\u03c80", "\u03c82"],
+        ["Open garden", "0,5", "0,0"],
+        ["Garden with trees a)", "0,7", "0,2"],
+        ["Woodland plot", "0,8", "0,4"],
+    ]
+    assert "| Woodland plot | 0,8 | 0,4 |" in obj["body"]
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_table_5_1_rows_rebuilt(pages: dict[tuple[str, int], dict[str, Any]], variant: str) -> None:
+    obj = _only_object(pages[(variant, 6)])
+    assert obj["rows"] == [
+        ["Topography", "Ce"],
+        ["Windswept: open site with no shelter", "0,8"],
+        ["Normal: some shelter from hedges or walls", "1,0"],
+        ["Sheltered: enclosed garden below trees", "1,2"],
+    ]
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_table_cells_leave_the_running_text(pages: dict[tuple[str, int], dict[str, Any]], variant: str) -> None:
+    texts = [ln["text"] for ln in pages[(variant, 6)]["lines"]]
+    assert not any("Windswept" in t or "Sheltered: enclosed" in t for t in texts)
+    assert any(t.startswith("(5) Where the site lies between two rows of Table 5.1") for t in texts)
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_figure_text_is_the_figure_body(pages: dict[tuple[str, int], dict[str, Any]], variant: str) -> None:
+    result = pages[(variant, 7)]
+    obj = _only_object(result)
+    assert "a) shed roof" in obj["body"] and "b) shape coefficient" in obj["body"]
+    assert not any("shed roof" == ln["text"] or ln["text"] == "a) shed roof" for ln in result["lines"])
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("page", [3, 5, 6, 7, 8])
+def test_running_header_and_footer_removed(
+    pages: dict[tuple[str, int], dict[str, Any]], variant: str, page: int
+) -> None:
+    result = pages[(variant, page)]
+    assert result["header"] == ["EN 1991-9-9:2025 (E)"]
+    assert result["label"] == str(page)  # the printed page number, read from the footer
+    texts = [ln["text"] for ln in result["lines"]]
+    assert "EN 1991-9-9:2025 (E)" not in texts
+    assert str(page) not in texts
+    assert result["has_text"] is True
+    assert result["has_image"] is (variant == "scanned")
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_lines_are_in_reading_order_with_positions(pages: dict[tuple[str, int], dict[str, Any]], variant: str) -> None:
+    lines = pages[(variant, 3)]["lines"]
+    texts = [ln["text"] for ln in lines]
+    assert texts.index("Section 1 General") < texts.index("1.1 Scope") < texts.index("1.2 Normative references")
+    tops = [ln["bbox"][1] for ln in lines]
+    assert tops == sorted(tops)
+
+
+# ---------------------------------------------------------------- crop quality
+def _drawings_box(path: Path, page: int) -> pymupdf.Rect:
+    with pymupdf.open(path) as doc:
+        box = pymupdf.Rect()
+        for d in doc[page - 1].get_drawings():
+            box |= d["rect"]
+    return box
+
+
+@pytest.mark.parametrize("page", sorted(OBJECT_PAGES))
+def test_crop_contains_the_whole_drawn_object(
+    pages: dict[tuple[str, int], dict[str, Any]], sample_pdf: Path, page: int
+) -> None:
+    """On the born-digital sample the only vector drawings on pages 5-7 are the tables' rulings and the
+    figure's lines, so the crop must contain their bounding box."""
+    obj = _only_object(pages[("born-digital", page)])
+    crop = pymupdf.Rect(obj["bbox"]) | pymupdf.Rect(obj["caption_bbox"])
+    drawn = _drawings_box(sample_pdf, page)
+    assert not drawn.is_empty
+    grown = pymupdf.Rect(crop.x0 - 3, crop.y0 - 3, crop.x1 + 3, crop.y1 + 3)
+    assert grown.contains(drawn), f"crop {crop} misses part of the drawing {drawn}"
+
+
+# ---------------------------------------------------------------- units
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Table 4.1 \u2014 Recommended values", ("table", "4.1", "Recommended values")),
+        ("Table A.I: Snow load shape coefficients", ("table", "A.1", "Snow load shape coefficients")),
+        ("Figure 5.1", ("figure", "5.1", "")),
+        ("Fig. 3.2 - Shape", ("figure", "3.2", "Shape")),
+        ("Table 5. 2 Exposure coefficient", ("table", "5.2", "Exposure coefficient")),
+        ("Figure B1 \u2014 Drifts", ("figure", "B.1", "Drifts")),
+    ],
+)
+def test_parse_caption(text: str, expected: tuple[str, str, str]) -> None:
+    assert parse_caption(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["Table 4.1 shows the values", "Tables are given in Annex A", "Figure 5.1 \u2014 lower case continues",
+     "The Table 4.1 values", "Table 12.3.4.5.6 Too deep"],
+)
+def test_parse_caption_rejects_running_text(text: str) -> None:
+    assert parse_caption(text) is None
+
+
+def _ln(text: str, x0: float, y0: float, width: float = 40) -> dict[str, Any]:
+    return {"text": text, "bbox": [x0, y0, x0 + width, y0 + 10]}
+
+
+def test_table_rows_from_positions() -> None:
+    lines = [
+        _ln("0,8", 300, 30), _ln("Windswept", 100, 30, 120),  # cells of one row, any order
+        _ln("Topography", 100, 10, 120), _ln("Ce", 305, 10),
+        _ln("1,2", 302, 50), _ln("Sheltered", 101, 50, 120),
+    ]
+    rows = table_rows(lines)
+    assert rows == [["Topography", "Ce"], ["Windswept", "0,8"], ["Sheltered", "1,2"]]
+    md = rows_to_markdown(rows)
+    assert md.splitlines() == ["| Topography | Ce |", "|---|---|", "| Windswept | 0,8 |", "| Sheltered | 1,2 |"]
+
+
+def test_table_rows_empty_cell_and_pipe_escaped() -> None:
+    rows = table_rows([_ln("a|b", 100, 10), _ln("x", 300, 10), _ln("only first", 100, 30)])
+    assert rows == [["a|b", "x"], ["only first", ""]]
+    assert "a\\|b" in rows_to_markdown(rows)
+    assert rows_to_markdown([]) == ""
