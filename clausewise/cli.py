@@ -32,7 +32,7 @@ def _stores(store: Path | None) -> Stores:
 
 
 def _fail(message: str, code: int = 1) -> None:
-    console.print(f"[red]error:[/red] {message}", highlight=False)
+    console.print(f"[red]error:[/red] {message}", highlight=False, soft_wrap=True)
     raise typer.Exit(code)
 
 
@@ -47,7 +47,9 @@ def ingest_file(stores: Stores, path: Path, *, publisher: str | None, code: str 
     task = progress.add_task(path.name, total=None) if progress else None
     result: dict[str, Any] = {}
     inputs = {"path": str(path), "publisher": publisher, "code": code, "overwrite": overwrite}
-    for mode, chunk in graph.stream(inputs, context=IngestContext(),
+    settings = Settings()
+    context = IngestContext(max_file_mb=settings.max_file_mb, max_pages=settings.max_pages)
+    for mode, chunk in graph.stream(inputs, context=context,
                                     stream_mode=["updates", "values"]):
         if mode == "values":
             result = chunk
@@ -90,11 +92,11 @@ def ingest(
                                     progress=progress)
             except (IngestError, StoreError, ValueError) as exc:
                 failures += 1
-                console.print(f"[red]error:[/red] {exc}", highlight=False)
+                console.print(f"[red]error:[/red] {exc}", highlight=False, soft_wrap=True)
                 continue
             results.append({"file": path.name, **{k: state.get(k) for k in ("doc_key", "status", "summary", "warnings")}})
             for warning in state.get("warnings") or []:
-                console.print(f"[yellow]warning:[/yellow] {path.name}: {warning}", highlight=False)
+                console.print(f"[yellow]warning:[/yellow] {path.name}: {warning}", highlight=False, soft_wrap=True)
     if as_json:
         out.print_json(json.dumps(results))
     else:
@@ -147,7 +149,7 @@ def show(key: Annotated[str, typer.Argument(help="A store key, e.g. CEN_EN1991-1
     try:
         section = stores.lookup("sections", key)
     except (KeyError, ValueError) as exc:
-        _fail(str(exc).strip("'\""))
+        _fail(str(exc.args[0]) if exc.args else str(exc))
         return
     if section is None:
         _fail(f"no section {key!r} in {stores.blobs.describe()} (see `clausewise docs`)")

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 # Bodies that issue designations; "BS EN" is CEN's document adopted by BSI, keyed under CEN.
 _PREFIXES = r"(?:pr\s*)?(?:(?:BS|DIN|NF|I\.?S\.?|SS|NEN)\s*)?(?:EN\s*ISO|EN|ISO|BS|IEC)"
 _DESIGNATION = re.compile(
-    r"(?<![A-Za-z])(?P<na>NA\s+(?:to\s+)?)?(?P<prefix>" + _PREFIXES + r")\s*"
+    r"(?<![A-Za-z])(?P<na>NA(?:\s?\+\s?A\d:\s?\d{4})?\s+(?:to\s+)?)?(?P<prefix>" + _PREFIXES + r")\s*"
     r"(?P<number>\d{3}\s\d(?!\d)|\d{2}\s\d{2}(?!\d)|\d{3,5}(?!\d))"  # OCR may split "199 1"
     r"(?P<parts>(?:\s?[-\u2010-\u2013]\s?\d{1,2}|\s\d{1,2}(?=-\d))*)"  # -1-3 ; "1991 1-3"
     r"(?P<year>\s?:\s?(?:19|20)\d\d)?"

@@ -78,16 +78,18 @@ class IngestNodes:
                 pdf.close()
         doc["sha256"] = sha256_of(path)
         stores = self.deps.stores_for(ctx)
-        existing = stores.documents().get(doc["key"])
-        if existing and existing.get("status") == "ingested" and not state.get("overwrite"):
-            if existing.get("sha256") == doc["sha256"]:
+        visible = stores.manifest(doc["key"])
+        if visible and not state.get("overwrite"):
+            if visible.get("sha256") == doc["sha256"]:
                 return {"doc": doc, "doc_key": doc["key"], "status": "skipped", "started": started,
                         "summary": {"reason": "same file already ingested (use --overwrite to replace)"},
                         "warnings": []}
-            raise IngestError(
-                f"{path.name}: {doc['display']} is already ingested from another file "
-                f"({existing.get('file')}); use --overwrite to replace it"
-            )
+            recorded = stores.read_json("documents.json", {}).get(doc["key"], {})
+            if recorded.get("sha256") != doc["sha256"]:  # else: an interrupted ingest of this very file
+                raise IngestError(
+                    f"{path.name}: {doc['display']} is already ingested from another file "
+                    f"({(visible.get('entry') or {}).get('file')}); use --overwrite to replace it"
+                )
         return {"doc": doc, "doc_key": doc["key"], "status": "running", "started": started, "warnings": []}
 
     @staticmethod

@@ -19,8 +19,8 @@ from clausewise.nodes.query import answer, extract, search
 from clausewise.nodes.query.deps import QueryDeps
 from clausewise.settings import Settings
 from clausewise.stores import Stores, open_stores
-from clausewise.tools.models import Embedder, build_embedder
-from clausewise.tools.query_tasks import OfflineQueryTasks, QueryTasks
+from clausewise.tools.models import Embedder, build_embedder, build_query_tasks
+from clausewise.tools.query_tasks import QueryTasks
 
 
 def route_after_triage(state: QueryState) -> Literal["decompose", "reply"]:
@@ -73,7 +73,7 @@ def build_query_graph(
             s = stores or open_stores(Settings(), Path(ctx.store_dir))
             root = getattr(s.blobs, "root", None)
             holder[key] = QueryDeps(
-                stores=s, embedder=embedder or build_embedder(Settings()), tasks=tasks or OfflineQueryTasks(),
+                stores=s, embedder=embedder or build_embedder(Settings()), tasks=tasks or build_query_tasks(Settings()),
                 cache_dir=cache_dir or (Path(root) if root else Path.home() / ".cache" / "clausewise"),
             )
         return holder[key]
@@ -114,6 +114,9 @@ def build_query_graph(
     def compose(state: QueryState, runtime: Runtime[QueryContext]) -> dict[str, Any]:
         return answer.compose(deps(runtime), state, ctx_of(runtime))
 
+    def reply(state: QueryState, runtime: Runtime[QueryContext]) -> dict[str, Any]:
+        return answer.reply(deps(runtime), state)
+
     def after_review(state: QueryState, runtime: Runtime[QueryContext]) -> str:
         return route_after_review(state, ctx_of(runtime))
 
@@ -122,7 +125,7 @@ def build_query_graph(
                      ("keyword", keyword), ("plan_extraction", plan_extraction),
                      ("relevance_extract", relevance_extract), ("review", review), ("follow_refs", follow_refs),
                      ("precedence", precedence), ("conflict_check", conflict_check), ("compose", compose),
-                     ("reply", answer.reply)]:
+                     ("reply", reply)]:
         graph.add_node(name, fn)
     graph.add_edge(START, "triage")
     graph.add_conditional_edges("triage", route_after_triage, ["decompose", "reply"])

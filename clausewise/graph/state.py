@@ -159,6 +159,7 @@ class QueryState(TypedDict):
     answer_markdown: NotRequired[str]
     trace: NotRequired[dict[str, Any]]
     started: NotRequired[float]
+    usage_before: NotRequired[dict[str, Any]]
 
 
 class ExtractTask(TypedDict):

@@ -48,6 +48,12 @@ class Blobs(Protocol):
     def list(self, prefix: str) -> list[str]:
         """Every path under ``prefix`` (recursive), sorted."""
 
+    def delete_prefix(self, prefix: str) -> None:
+        """Remove everything under ``prefix``, leftovers of interrupted writes included."""
+
+    def list_dirs(self, prefix: str) -> list[str]:
+        """Names of the folders directly under ``prefix``."""
+
     def describe(self) -> str: ...
 
 
@@ -92,18 +98,30 @@ class Stores:
         raise StoreError(f"could not update {path}: too many concurrent writers")
 
     def documents(self) -> dict[str, dict[str, Any]]:
-        """The master list, with each ingested entry's visibility checked against its manifest."""
+        """The master list as readers must see it: an entry is "ingested" only while its manifest
+        exists, and then describes the generation that manifest serves (a crash between the shared
+        writes and the manifest cannot make it describe a file that is not visible)."""
         docs: dict[str, dict[str, Any]] = self.read_json("documents.json", {})
         for key, entry in docs.items():
-            if entry.get("status") == "ingested" and self.manifest(key) is None:
+            if entry.get("status") != "ingested":
+                continue
+            manifest = self.manifest(key)
+            if manifest is None:
                 entry["status"] = "incomplete"
+            else:
+                entry.update(manifest.get("entry") or {}, sha256=manifest.get("sha256"))
         return docs
 
     def update_documents(self, change: Callable[[dict[str, Any]], dict[str, Any]]) -> dict[str, Any]:
         return self.update_json("documents.json", {}, change)
 
     def kv(self) -> dict[str, Any]:
-        return self.read_json("kv.json", {})
+        """Terms, less those of a document whose ingest did not reach its manifest."""
+        kv: dict[str, Any] = self.read_json("kv.json", {})
+        hidden = [k for k, e in self.documents().items() if e.get("status") == "incomplete"]
+        for doc_key in hidden:
+            kv = remove_kv_sources(kv, doc_key)
+        return kv
 
     def update_kv(self, change: Callable[[dict[str, Any]], dict[str, Any]]) -> dict[str, Any]:
         return self.update_json("kv.json", {}, change)
@@ -168,17 +186,15 @@ class Stores:
         """Hide the document (manifest first), then remove its generations, entry and kv values."""
         existed = self.manifest(doc_key) is not None
         self.blobs.delete(f"docs/{doc_key}/manifest.json")
-        for path in self.blobs.list(f"docs/{doc_key}/"):
-            self.blobs.delete(path)
+        self.blobs.delete_prefix(f"docs/{doc_key}/")
 
         def drop(docs: dict[str, Any]) -> dict[str, Any]:
+            for other in docs.values():  # its sections no longer refer to anything
+                other["referenced_by"] = [r for r in other.get("referenced_by", []) if not r.startswith(doc_key + "_")]
             entry = docs.get(doc_key)
             if entry is not None:
-                if entry.get("referenced_by"):
-                    entry.update(status="referenced-only", pages=None, sha256=None)
-                else:
-                    docs.pop(doc_key)
-            return docs
+                entry.update(status="referenced-only", pages=None, sha256=None)
+            return {k: v for k, v in docs.items() if v.get("status") == "ingested" or v.get("referenced_by")}
 
         self.update_documents(drop)
         self.update_kv(lambda kv: remove_kv_sources(kv, doc_key))
@@ -188,10 +204,10 @@ class Stores:
         """Remove generations that no manifest points to (left by a killed ingest)."""
         manifest = self.manifest(doc_key)
         keep = manifest["generation"] if manifest else None
-        for path in self.blobs.list(f"docs/{doc_key}/"):
-            parts = path.split("/")
-            if len(parts) > 3 and parts[2] != keep:
-                self.blobs.delete(path)
+        generations = {p.split("/")[2] for p in self.blobs.list(f"docs/{doc_key}/") if p.count("/") > 2}
+        generations |= set(self.blobs.list_dirs(f"docs/{doc_key}/"))
+        for generation in generations - {keep}:
+            self.blobs.delete_prefix(f"docs/{doc_key}/{generation}/")
 
 
 class GenerationWriter:
@@ -220,8 +236,7 @@ class GenerationWriter:
             f"docs/{self.doc_key}/manifest.json", _dumps({**manifest, "generation": self.generation})
         )
         if old is not None and old.get("generation") != self.generation:
-            for path in self.stores.blobs.list(f"docs/{self.doc_key}/{old['generation']}/"):
-                self.stores.blobs.delete(path)
+            self.stores.blobs.delete_prefix(f"docs/{self.doc_key}/{old['generation']}/")
 
 
 def remove_kv_sources(kv: dict[str, Any], doc_key: str) -> dict[str, Any]:

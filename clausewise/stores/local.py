@@ -78,6 +78,23 @@ class LocalBlobs:
         except OSError as exc:
             raise StoreError(f"cannot delete {path} from {self.root}: {exc.strerror}") from exc
 
+    def delete_prefix(self, prefix: str) -> None:
+        import shutil
+
+        target = self._path(prefix.rstrip("/"))
+        try:
+            if target.is_dir():
+                shutil.rmtree(target)
+            else:
+                target.unlink(missing_ok=True)
+        except OSError as exc:
+            raise StoreError(f"cannot delete {prefix} from {self.root}: {exc.strerror}") from exc
+
+    def list_dirs(self, prefix: str) -> list[str]:
+        """Names of the folders directly under ``prefix`` (a killed write may leave one with no file)."""
+        base = self._path(prefix.rstrip("/"))
+        return sorted(p.name for p in base.iterdir() if p.is_dir()) if base.is_dir() else []
+
     def list(self, prefix: str) -> list[str]:
         base = self._path(prefix.rstrip("/")) if prefix else self.root
         if not base.exists():

@@ -234,6 +234,12 @@ class _ModelTasks:
         runnable = chain.with_retry(stop_after_attempt=self.attempts, wait_exponential_jitter=self.retry_wait)
         return runnable.invoke(variables, config={"run_name": f"clausewise.{task}"})
 
+    def usage(self) -> dict[str, Any]:
+        """The counters in the answer trace's terms, cumulative over this object's life (subtract a
+        snapshot taken at the start of a question for that question's share)."""
+        with self._lock:
+            return {"mode": self.name, "llm_calls": self.calls, "tokens": self.tokens, "degraded": list(self.degraded)}
+
     def _count_call(self, prompt: Any) -> Any:
         with self._lock:
             self.calls += 1
@@ -434,11 +440,13 @@ class ModelIngestTasks(_ModelTasks):
         for raw in listed:
             for a, b in verbatim_spans(text, raw):
                 lo, hi = max(0, a - REFERENCE_CONTEXT[0]), min(len(text), b + REFERENCE_CONTEXT[1])
+                here = []  # one match may name several targets ("Tables 5.1 and 5.2"), with one span
                 for ref in offline_rules.spot_references(doc, dict(section, text=text[lo:hi]), known):
                     s, e = ref["span"][0] + lo, ref["span"][1] + lo
                     if s < b and a < e and not any(s < y and x < e for x, y in taken):
-                        refs.append(dict(ref, span=[s, e]))
-                        taken.append((s, e))
+                        here.append(dict(ref, span=[s, e]))
+                refs += here
+                taken += [(r["span"][0], r["span"][1]) for r in here]
         refs.sort(key=lambda r: r["span"][0])
         return refs
 

@@ -11,11 +11,12 @@ import os
 import threading
 from functools import lru_cache
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
 from clausewise.settings import Settings
+from clausewise.tools.query_tasks import OfflineQueryTasks, QueryTasks
 from clausewise.tools.tasks import IngestTasks, OfflineTasks
 
 
@@ -138,6 +139,32 @@ def build_embedder(settings: Settings) -> Embedder:
         return _minilm()
 
 
+def build_chat_model(settings: Settings) -> Any:
+    """The configured chat model (Gemini through langchain-google-genai), or None offline."""
+    if not settings.gemini_api_key:
+        return None
+    from langchain_google_genai import ChatGoogleGenerativeAI
+
+    return ChatGoogleGenerativeAI(
+        model=settings.gemini_chat_model, google_api_key=settings.gemini_api_key.get_secret_value(), temperature=0
+    )
+
+
 def build_ingest_tasks(settings: Settings) -> IngestTasks:
-    """The reasoner for ingestion tasks (offline rules by default)."""
-    return OfflineTasks()
+    """The reasoner for ingestion tasks: the model with offline fallback, or offline rules."""
+    chat = build_chat_model(settings)
+    if chat is None:
+        return OfflineTasks()
+    from clausewise.tools.model_tasks import ModelIngestTasks
+
+    return ModelIngestTasks(chat)
+
+
+def build_query_tasks(settings: Settings) -> QueryTasks:
+    """The reasoner for query tasks: the model with offline fallback, or offline rules."""
+    chat = build_chat_model(settings)
+    if chat is None:
+        return OfflineQueryTasks()
+    from clausewise.tools.model_tasks import ModelQueryTasks
+
+    return ModelQueryTasks(chat)

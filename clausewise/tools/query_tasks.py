@@ -225,7 +225,7 @@ class OfflineQueryTasks:
 
     def keywords(self, question: str, terms: Terms) -> list[str]:
         """A few rare terms: phrases first, then words; common words would match everything."""
-        picked = []
+        picked: list[str] = []
         for term in sorted(terms.weights, key=lambda t: (-terms.weights[t], t)):
             if terms.weights[term] < 1.0:
                 continue

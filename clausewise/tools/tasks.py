@@ -88,6 +88,8 @@ def spot_references(doc: DocId, section: Section, known: set[str]) -> list[dict[
     def add(raw: str, span: tuple[int, int], target: str | None, kind: str, document: DocId | None = None) -> None:
         if any(a <= span[0] < b for a, b in taken):
             return
+        if document is not None and document.code == doc.code:
+            document = None
         if document is None and target is not None and target not in known:
             target = _ocr_variant(target, known) or target
         taken.append(span)
@@ -105,17 +107,18 @@ def spot_references(doc: DocId, section: Section, known: set[str]) -> list[dict[
         if tail:
             target = object_key(found, tail.group("num"))
             end += tail.end()
-        if found.key == doc.key:
+        if found.code == doc.code:  # the document naming itself, whatever publisher it was filed under
             taken.append((span[0], end))
             continue
         add(text[span[0] : end], (span[0], end), target or found.key, "document", found)
     for m in _OBJECT_REF.finditer(text):
         kind = _kind_code(m.group("kind"))
-        numbers = [m.group("first")] + re.findall(r"\(?\s?" + _NUMTOK + r"\s?\)?|[A-H]\b", m.group("more") or "")
-        for number in numbers:
-            code = _target_code(kind, number)
-            key = object_key(doc, code)
-            add(m.group(0), m.span(), key, kind)
+        head = (m.start(), m.end("first"))  # "Tables 5.1": the word and the first number
+        add(text[head[0] : head[1]], head, object_key(doc, _target_code(kind, m.group("first"))), kind)
+        more_start = m.start("more")
+        for n in re.finditer(r"\(?\s?" + _NUMTOK + r"\s?\)?|[A-H]\b", m.group("more") or ""):
+            span = (more_start + n.start(), more_start + n.end())  # "Tables 5.1 and 5.2": each its own span
+            add(text[span[0] : span[1]], span, object_key(doc, _target_code(kind, n.group(0))), kind)
     for m in _ANNEX_PARA.finditer(text):
         add(m.group(0), m.span(), object_key(doc, f"annex_{m.group('letter')}"), "annex")
     for m in _BARE_CLAUSE.finditer(text):

@@ -226,7 +226,10 @@ def commit_document(stores: Stores, state: dict[str, Any], crop_images: bool) ->
 
     kv = stores.update_kv(update_kv)
     counts = summarise(state, objects, precedence, kv, doc_key)
-    writer.publish({"doc_key": doc_key, "sha256": doc["sha256"], "counts": counts, "committed_at": now})
+    entry = {"title": doc["title"], "edition": doc["edition"], "pages": doc["pages"], "file": Path(state["path"]).name,
+             "ingested_at": now}
+    writer.publish({"doc_key": doc_key, "sha256": doc["sha256"], "counts": counts, "committed_at": now,
+                    "entry": entry})
     stores.garbage_collect(doc_key)
     return counts
 

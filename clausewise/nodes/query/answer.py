@@ -74,7 +74,7 @@ def compose(deps: QueryDeps, state: QueryState, ctx: QueryContext) -> dict[str, 
                                "caption": obj.get("caption"), "page": obj.get("page"), "bbox": obj.get("bbox")})
     summary = deps.tasks.summarise(state["search_question"], passages)
     markdown = render_markdown(state, passages, images, summary)
-    trace = {"mode": "offline", "llm_calls": 0, "tokens": 0, "widenings": state.get("widenings", 0),
+    trace = {**usage_since(deps, state), "widenings": state.get("widenings", 0),
              "hops": state.get("hops", 0), "elapsed_s": round(time.perf_counter() - state["started"], 3),
              "candidates": len(state.get("candidates") or {}), "notes": state.get("notes", []),
              "rejected_references": state.get("rejected_references") or []}
@@ -85,12 +85,24 @@ def compose(deps: QueryDeps, state: QueryState, ctx: QueryContext) -> dict[str, 
             "history": [{"question": state["question"], "answer": markdown}]}
 
 
-def reply(state: QueryState) -> dict[str, Any]:
+def usage_since(deps: QueryDeps, state: QueryState) -> dict[str, Any]:
+    """Model calls, tokens and degraded tasks of this question (the reasoner's counters less the
+    snapshot triage took); the offline reasoner makes none."""
+    usage = getattr(deps.tasks, "usage", None)
+    if usage is None:
+        return {"mode": "offline", "llm_calls": 0, "tokens": 0, "degraded": []}
+    now, before = usage(), state.get("usage_before") or {}
+    return {"mode": now["mode"], "llm_calls": now["llm_calls"] - before.get("llm_calls", 0),
+            "tokens": now["tokens"] - before.get("tokens", 0),
+            "degraded": now["degraded"][len(before.get("degraded", [])) :]}
+
+
+def reply(deps: QueryDeps, state: QueryState) -> dict[str, Any]:
     """Greeting or a repeat: a short answer, no search."""
     text = state.get("reply") or ""
     return {"passages": [], "images": [], "precedence": [], "conflicts": [], "unfollowed_references": [],
             "unresolved_references": [], "answer_markdown": text,
-            "trace": {"mode": "offline", "llm_calls": 0, "tokens": 0, "widenings": 0, "hops": 0,
+            "trace": {**usage_since(deps, state), "widenings": 0, "hops": 0,
                       "elapsed_s": round(time.perf_counter() - state["started"], 3), "route": state["route"]},
             "history": [{"question": state["question"], "answer": text}] if state["route"] == "chat" else []}
 

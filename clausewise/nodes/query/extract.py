@@ -39,7 +39,7 @@ def relevance_extract(deps: QueryDeps, task: ExtractTask) -> dict[str, Any]:
         for ex in found.get(section["key"], []):
             if ex.text not in text:  # extracted text must occur in the section, verbatim
                 continue
-            start = text.index(ex.text)
+            start = ex.start if text[ex.start : ex.start + len(ex.text)] == ex.text else text.index(ex.text)
             out[section["key"]].append({"text": ex.text, "start": start, "score": round(ex.score, 3),
                                         "pages": pages_of(section, start, start + len(ex.text)),
                                         "claimed_refs": ex.claimed_refs})

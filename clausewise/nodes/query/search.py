@@ -23,9 +23,12 @@ def triage(deps: QueryDeps, state: QueryState, ctx: QueryContext) -> dict[str, A
     if len(question) > ctx.max_question_chars:
         notes.append(f"The question was {len(question)} characters; only the first {ctx.max_question_chars} were searched.")
         question = question[: ctx.max_question_chars]
+    usage = getattr(deps.tasks, "usage", None)
+    before = usage() if usage else {}
     decision = deps.tasks.triage(question, state.get("history") or [])
     fresh: dict[str, Any] = {
         "question": question, "route": decision["route"], "notes": notes, "started": time.perf_counter(),
+        "usage_before": before,
         "candidates": {RESET: True}, "extracts": {RESET: True}, "followed": {RESET: True},
         "vector_offset": 0, "widenings": 0, "hops": 0, "last_vector_batch": [],
         "unfollowed_references": [], "unresolved_references": [], "rejected_references": [],
