@@ -98,7 +98,9 @@ def make_chunks(sections: Sections, descriptions: dict[str, str], chunk_chars: i
             continue
         heading = f"{s['document']} {s['section']} {s.get('title') or ''}".strip()
         body = s["text"]
-        if s["kind"] in ("table", "figure") and descriptions.get(key):
+        if s["kind"] == "figure":  # a drawing's OCR is mostly noise: its caption and description say more
+            body = "\n".join(filter(None, [descriptions.get(key), body[:300]]))
+        elif s["kind"] == "table" and descriptions.get(key):
             body = descriptions[key] + "\n" + body
         lines = body.split("\n")
         start, offset, n = 0, 0, 0
