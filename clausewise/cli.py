@@ -11,6 +11,7 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from rich.text import Text
 
 from clausewise.settings import Settings
 from clausewise.stores import StoreError, Stores, open_stores
@@ -32,7 +33,7 @@ def _stores(store: Path | None) -> Stores:
 
 
 def _fail(message: str, code: int = 1) -> None:
-    console.print(f"[red]error:[/red] {message}", highlight=False, soft_wrap=True)
+    console.print(Text.assemble(("error: ", "red"), message), highlight=False, soft_wrap=True)
     raise typer.Exit(code)
 
 
@@ -92,11 +93,12 @@ def ingest(
                                     progress=progress)
             except (IngestError, StoreError, ValueError) as exc:
                 failures += 1
-                console.print(f"[red]error:[/red] {exc}", highlight=False, soft_wrap=True)
+                console.print(Text.assemble(("error: ", "red"), str(exc)), highlight=False, soft_wrap=True)
                 continue
             results.append({"file": path.name, **{k: state.get(k) for k in ("doc_key", "status", "summary", "warnings")}})
             for warning in state.get("warnings") or []:
-                console.print(f"[yellow]warning:[/yellow] {path.name}: {warning}", highlight=False, soft_wrap=True)
+                console.print(Text.assemble(("warning: ", "yellow"), f"{path.name}: {warning}"), highlight=False,
+                              soft_wrap=True)
     if as_json:
         out.print_json(json.dumps(results))
     else:

@@ -256,7 +256,7 @@ def python_exe() -> str:
     return sys.executable
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def cli(embedder: Any) -> Iterator[Callable[..., Any]]:
     """``cli(*args, width=1000, env=None) -> click Result``: the typer app in-process.
 

@@ -33,7 +33,7 @@ class IngestContext:
     max_file_mb: int = field(default=200, metadata={"description": "Largest PDF accepted, in MB."})
     max_pages: int = field(default=2000, metadata={"description": "Most pages accepted in one PDF."})
     chunk_chars: int = field(
-        default=900, metadata={"description": "Characters per embedded chunk (heading included)."}
+        default=500, metadata={"description": "Characters per embedded chunk (heading included)."}
     )
 
 

@@ -146,15 +146,22 @@ class Stores:
         return GenerationWriter(self, doc_key, time.strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:8])
 
     def doc_table(self, doc_key: str, table: str) -> dict[str, Any]:
-        manifest = self.manifest(doc_key)
-        if manifest is None:
-            return {}
-        cache_key = (doc_key, manifest["generation"], table)
-        if cache_key not in self._doc_cache:
+        """One table of the visible generation. A re-ingest may publish (and remove the generation a
+        reader just resolved) between the reader's two reads: the reader then resolves again."""
+        for _ in range(5):
+            manifest = self.manifest(doc_key)
+            if manifest is None:
+                return {}
+            cache_key = (doc_key, manifest["generation"], table)
+            if cache_key in self._doc_cache:
+                return self._doc_cache[cache_key]  # type: ignore[no-any-return]
             path = f"docs/{doc_key}/{manifest['generation']}/{table}.json"
             got = self.blobs.read(path)
+            if got is None and self.manifest(doc_key) != manifest:
+                continue  # overtaken by a newer generation: read that one
             self._doc_cache[cache_key] = {} if got is None else _loads(got[0], path)
-        return self._doc_cache[cache_key]  # type: ignore[no-any-return]
+            return self._doc_cache[cache_key]  # type: ignore[no-any-return]
+        raise StoreError(f"{doc_key} keeps changing under this reader; try again")
 
     def doc_vectors(self, doc_key: str) -> np.ndarray | None:
         manifest = self.manifest(doc_key)

@@ -40,7 +40,7 @@ class MiniLMEmbedder:
 
     name = "sentence-transformers/all-MiniLM-L6-v2"
     dim = 384
-    max_tokens = 256
+    max_tokens = 128  # the length MiniLM was trained on; chunks are cut to fit (about 500 characters)
     batch_size = 16
 
     def __init__(self, cache_dir: Path | None = None) -> None:

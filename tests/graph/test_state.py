@@ -51,7 +51,7 @@ def test_one_worker_at_a_time_in_random_order() -> None:
         assert merged == [_page(n) for n in range(1, 40)]
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200, deadline=None, database=None)
 @given(
     st.lists(st.integers(1, 60), min_size=0, max_size=60),
     st.randoms(use_true_random=False),

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import atexit
 import multiprocessing
+import os
 import re
 import threading
 import time
@@ -30,7 +31,7 @@ CAPTION = re.compile(
     r"^\s*(?P<kind>Table|Figure|Fig\.)\s*(?P<number>" + _NUM + r")\s*"
     r"(?:(?P<sep>[:\-\u2013\u2014\u2022\u00b7.]|\s(?=[A-Z(]))\s*(?P<title>.*?))?\s*$"
 )
-_PARAGRAPH_START = re.compile(r"^\s*\(\s?\d{1,2}\s?\)|^\s*NOTE|^\s*\d+(\.\d+)+\s+[A-Z]")
+_PARAGRAPH_START = re.compile(r"^\s*\(\s?\d{1,2}\s?\)|^\s*NOTE|^\s*\d+(\.\d+)+\.?\s+[A-Z]|^\s*Section\s+\d")
 
 
 def parse_caption(text: str, *, strict: bool = False) -> tuple[str, str, str] | None:
@@ -126,6 +127,14 @@ def _strong(candidate: tuple[tuple[str, str, str], dict[str, Any]], body: list[d
     return not line["text"].rstrip().endswith(".")
 
 
+def _titled_below(line: dict[str, Any], body: list[dict[str, Any]]) -> bool:
+    """A bare "Table 5.1" line whose title is the next line (upper-case start, not a paragraph)."""
+    if line["text"].rstrip().endswith("."):
+        return False
+    below = [ln for ln in body if 0 <= ln["bbox"][1] - line["bbox"][3] < 20]
+    return bool(below) and below[0]["text"][:1].isupper() and not _PARAGRAPH_START.match(below[0]["text"])
+
+
 def _layout_regions(page: pymupdf.Page) -> list[dict[str, Any]]:
     import pymupdf.layout  # noqa: F401  (activates the ONNX layout model)
 
@@ -162,13 +171,13 @@ def _fallback_region(kind: str, caption: list[float], body: list[dict[str, Any]]
         above = [ln["bbox"][3] for ln in body if ln["bbox"][3] <= caption[1] - 2]
         top = max([caption[1] - 260, *[y for y in above if caption[1] - y > 40]], default=caption[1] - 260)
         return [x0, max(page_rect.y0 + 40, top), x1, caption[1]]
-    below = [ln for ln in body if ln["bbox"][1] >= caption[3]]
-    bottom = caption[3] + 200
+    below = sorted((ln for ln in body if ln["bbox"][1] >= caption[3]), key=lambda ln: ln["bbox"][1])
+    bottom = page_rect.y1 - 0.075 * page_rect.height
     for ln in below:
-        if _PARAGRAPH_START.match(ln["text"]) and ln["bbox"][1] > caption[3] + 20:
+        if ln["bbox"][1] > caption[3] + 20 and (_PARAGRAPH_START.match(ln["text"]) or parse_caption(ln["text"])):
             bottom = ln["bbox"][1] - 2
             break
-    return [x0, caption[3], x1, min(bottom, page_rect.y1 - 50)]
+    return [x0, caption[3], x1, bottom]
 
 
 def _inside(line: dict[str, Any], region: list[float]) -> bool:
@@ -224,8 +233,10 @@ def extract_page(doc: pymupdf.Document, pno: int, *, crop: bool = True) -> dict[
     title_lines: list[list[float]] = []
     layout_s = 0.0
     captions = []
-    # The layout model (~0.2 s a page) runs only where a caption is certain enough to need a region.
-    if any(_strong(c, body) for c in candidates):
+    # The layout model (~0.2 s a page) runs only where a figure caption needs its drawing found; a
+    # table's OCR rows already say where it is (from its caption down to the next paragraph).
+    regions: list[dict[str, Any]] = []
+    if any(_strong(c, body) for c in candidates if c[0][0] == "figure"):
         t1 = time.perf_counter()
         with MUPDF_LOCK:
             regions = _layout_regions(page)
@@ -233,17 +244,19 @@ def extract_page(doc: pymupdf.Document, pno: int, *, crop: bool = True) -> dict[
             for r in regions:
                 r["bbox"] = list(pymupdf.Rect(r["bbox"]) * turn)
         layout_s = time.perf_counter() - t1
-        boxes = [r["bbox"] for r in regions if r["class"] == "caption"]
-        objects_found = [r["bbox"] for r in regions if r["class"] in ("table", "picture")]
-        for (kind, number, title), cap in candidates:
-            confirmed = any(_overlap_y(b, cap["bbox"]) > 0.3 and _overlap_x(b, cap["bbox"]) > 0 for b in boxes)
-            # A bare "Figure C.2" line (no title, no full stop) beside a figure the model found.
-            beside = not title and not cap["text"].rstrip().endswith(".") and any(
-                _distance(kind, cap["bbox"], b) < 80 for b in objects_found
-            )
-            if confirmed or beside or parse_caption(cap["text"], strict=True):
-                captions.append(((kind, number, title), cap))
-        free = [r for r in regions if r["class"] in ("table", "picture")]
+    boxes = [r["bbox"] for r in regions if r["class"] == "caption"]
+    objects_found = [r["bbox"] for r in regions if r["class"] in ("table", "picture")]
+    for (kind, number, title), cap in candidates:
+        confirmed = any(_overlap_y(b, cap["bbox"]) > 0.3 and _overlap_x(b, cap["bbox"]) > 0 for b in boxes)
+        # A bare "Figure C.2" line (no title, no full stop) beside a figure the model found.
+        beside = not title and not cap["text"].rstrip().endswith(".") and any(
+            _distance(kind, cap["bbox"], b) < 80 for b in objects_found
+        )
+        titled_below = kind == "table" and not regions and _titled_below(cap, body)
+        if confirmed or beside or titled_below or parse_caption(cap["text"], strict=True):
+            captions.append(((kind, number, title), cap))
+    free = [r for r in regions if r["class"] in ("table", "picture")]
+    if captions:
         for (kind, number, title), cap in captions:
             want = "table" if kind == "table" else "picture"
             scored = sorted(
@@ -274,8 +287,8 @@ def extract_page(doc: pymupdf.Document, pno: int, *, crop: bool = True) -> dict[
         )
         if owner is not None:
             owner.setdefault("lines", []).append(ln)
-        if owner is None or owner["region"] == "estimate":  # an estimated region may hold clause text
-            flow.append(ln)
+        if owner is None or (owner["region"] == "estimate" and owner["kind"] == "figure"):
+            flow.append(ln)  # the band above an unfound figure may hold clause text: keep it there too
     drawings: list[pymupdf.Rect] = []
     if objects:
         with MUPDF_LOCK:  # born-digital pages draw figures and table rules as vector paths
@@ -323,6 +336,18 @@ _pool_broken = False
 _worker_docs: dict[tuple[str, int, int], pymupdf.Document] = {}
 
 
+def _exit_with_parent(parent: int) -> None:
+    """Page workers end when the ingest that started them is killed (they would be orphans)."""
+
+    def watch() -> None:
+        while True:
+            if os.getppid() != parent:
+                os._exit(0)
+            time.sleep(0.5)
+
+    threading.Thread(target=watch, daemon=True).start()
+
+
 def _extract_in_worker(path: str, pno: int, crop: bool) -> dict[str, Any]:
     stat = Path(path).stat()
     key = (path, stat.st_mtime_ns, stat.st_size)
@@ -353,7 +378,8 @@ def extract_page_pooled(path: str, pno: int, *, crop: bool, processes: int) -> d
     with _pool_lock:
         if _pool is None or _pool._max_workers != processes:
             _shutdown_pool()
-            _pool = ProcessPoolExecutor(processes, mp_context=multiprocessing.get_context("spawn"))
+            _pool = ProcessPoolExecutor(processes, mp_context=multiprocessing.get_context("spawn"),
+                                        initializer=_exit_with_parent, initargs=(os.getpid(),))
             atexit.register(_shutdown_pool)
         pool = _pool
     try:

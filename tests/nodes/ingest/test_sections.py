@@ -1,0 +1,249 @@
+"""Sections of both sample variants ingested through the graph (nodes/ingest/sections.py): keys,
+parents, reading order, front matter, notes, pages, annex status; plus the parser on synthetic pages."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from clausewise.keys import DocId
+from clausewise.nodes.ingest.sections import build_sections, plausible_next
+from clausewise.stores import Stores
+from clausewise.stores.local import LocalBlobs
+
+EXPECTED_CODES = [
+    "1", "1.1", "1.2", "1.3", "1.4", "1.4.1", "1.4.2", "1.4.3", "1.5", "4", "4.1", "4.2", "table_4.1",
+    "5", "5.1", "expression_5.1", "5.2", "table_5.1", "5.3", "5.3.1", "5.3.2", "figure_5.1",
+    "annex_A", "A.1", "A.2",
+]
+
+
+def _s(ingested: SimpleNamespace, code: str) -> dict[str, Any]:
+    return ingested.sections[f"{ingested.doc_key}_{code}"]  # type: ignore[no-any-return]
+
+
+def test_document_identity(ingested: SimpleNamespace) -> None:
+    assert ingested.doc_key == "CEN_EN1991-9-9"
+    docs = Stores(LocalBlobs(ingested.dir)).documents()
+    entry = docs["CEN_EN1991-9-9"]
+    assert entry["status"] == "ingested"
+    assert (entry["publisher"], entry["code"], entry["edition"], entry["pages"]) == ("CEN", "EN 1991-9-9", "2025", 8)
+    assert entry["file"] == ingested.pdf.name
+
+
+def test_expected_keys_exist(ingested: SimpleNamespace) -> None:
+    keys = set(ingested.sections)
+    missing = [c for c in EXPECTED_CODES if f"{ingested.doc_key}_{c}" not in keys]
+    assert not missing
+
+
+def test_body_sections_in_reading_order(ingested: SimpleNamespace) -> None:
+    prefix = ingested.doc_key + "_"
+    body = [k.removeprefix(prefix) for k, s in ingested.sections.items() if s["kind"] not in ("front", "contents")]
+    assert body == EXPECTED_CODES
+
+
+def test_kinds_and_counts(ingested: SimpleNamespace) -> None:
+    kinds = {code: _s(ingested, code)["kind"] for code in EXPECTED_CODES}
+    assert kinds["table_4.1"] == kinds["table_5.1"] == "table"
+    assert kinds["figure_5.1"] == "figure"
+    assert kinds["expression_5.1"] == "expression"
+    assert kinds["annex_A"] == "annex"
+    assert kinds["5.3.2"] == kinds["A.1"] == "clause"
+    counts = ingested.output["summary"]
+    assert (counts["clauses"], counts["annexes"], counts["tables"], counts["figures"], counts["expressions"]) == (
+        20, 1, 2, 1, 1)
+    assert counts["images"] == 3
+    assert counts["pages"] == 8 and counts["pages_without_text"] == []
+
+
+@pytest.mark.parametrize(
+    ("code", "parent"),
+    [
+        ("1", None), ("1.1", "1"), ("1.4.2", "1.4"), ("5.3", "5"), ("5.3.2", "5.3"), ("annex_A", None),
+        ("A.1", "annex_A"), ("A.2", "annex_A"), ("table_4.1", "4.2"), ("table_5.1", "5.2"),
+        ("figure_5.1", "5.3.2"), ("expression_5.1", "5.1"),
+    ],
+)
+def test_parents(ingested: SimpleNamespace, code: str, parent: str | None) -> None:
+    expected = f"{ingested.doc_key}_{parent}" if parent else None
+    assert _s(ingested, code)["parent"] == expected
+
+
+def test_every_parent_exists(ingested: SimpleNamespace) -> None:
+    for key, s in ingested.sections.items():
+        assert s["parent"] is None or s["parent"] in ingested.sections, key
+
+
+def test_previous_next_chain_is_consistent(ingested: SimpleNamespace) -> None:
+    keys = list(ingested.sections)
+    first = [k for k, s in ingested.sections.items() if s["previous"] is None]
+    last = [k for k, s in ingested.sections.items() if s["next"] is None]
+    assert first == [keys[0]] and last == [keys[-1]]
+    walked, key = [], keys[0]
+    while key is not None:
+        walked.append(key)
+        nxt = ingested.sections[key]["next"]
+        if nxt is not None:
+            assert ingested.sections[nxt]["previous"] == key
+        key = nxt
+    assert walked == keys  # one chain through every section, no cycle, no gap
+
+
+def test_front_matter_does_not_swallow_clause_1(ingested: SimpleNamespace) -> None:
+    fronts = {k: s for k, s in ingested.sections.items() if s["kind"] == "front"}
+    foreword = fronts[f"{ingested.doc_key}_foreword"]
+    assert foreword["title"] == "Foreword" and foreword["pages"] == [2]
+    assert f"{ingested.doc_key}_national-annex-for-en-1991-9-9" in fronts
+    for s in fronts.values():
+        assert "1.1 Scope" not in s["text"] and "Section 1 General" not in s["text"]
+        assert max(s["pages"]) <= 2
+    clause1 = _s(ingested, "1")
+    assert clause1["title"] == "General" and clause1["pages"] == [3]
+    assert _s(ingested, "1.1")["text"].startswith("1.1 Scope\n(1) This Part gives guidance")
+    # everything before clause 1 is front matter
+    keys = list(ingested.sections)
+    assert all(ingested.sections[k]["kind"] == "front" for k in keys[: keys.index(f"{ingested.doc_key}_1")])
+
+
+def test_clause_text_stops_at_the_next_heading(ingested: SimpleNamespace) -> None:
+    text = _s(ingested, "4.1")["text"]
+    assert text.startswith("4.1 Characteristic values")
+    assert "4.2 Other representative values" not in text
+    assert "(4) Wet leaves weigh considerably more" in text
+    assert _s(ingested, "5.3")["text"] == "5.3 Shape coefficients"
+
+
+def test_notes_stay_inside_their_clause(ingested: SimpleNamespace) -> None:
+    assert "NOTE: The National Annex may give a different value. The recommended value is 0,5." in _s(
+        ingested, "4.1")["text"]
+    text = _s(ingested, "5.3.2")["text"]
+    assert "NOTE 1: The values of \u03bc given in Figure 5.1 apply to clean roof coverings." in text
+    assert "NOTE 2: For roofs with moss or rough coverings" in text
+    assert "NOTE 1: The National Annex may decide whether this Annex may be used." in _s(ingested, "A.1")["text"]
+    assert not any("note" in k.lower().rsplit("_", 1)[-1] for k in ingested.sections)
+    assert "NOTE" not in _s(ingested, "figure_5.1")["text"]
+
+
+def test_text_after_a_figure_continues_its_clause(ingested: SimpleNamespace) -> None:
+    text = _s(ingested, "5.3.2")["text"]
+    assert text.index("(1) For flat and monopitch roofs") < text.index("Figure 5.1 \u2014") < text.index(
+        "(2) For a pitch between 30\u00b0 and 60\u00b0")
+
+
+@pytest.mark.parametrize(
+    ("code", "pages"),
+    [
+        ("1", [3]), ("1.1", [3]), ("1.4.2", [4]), ("4.1", [5]), ("table_4.1", [5]), ("5.1", [5, 6]),
+        ("expression_5.1", [5]), ("5.2", [6]), ("table_5.1", [6]), ("5.3.2", [6, 7]), ("figure_5.1", [7]),
+        ("annex_A", [8]), ("A.1", [8]), ("A.2", [8]),
+    ],
+)
+def test_pages(ingested: SimpleNamespace, code: str, pages: list[int]) -> None:
+    assert _s(ingested, code)["pages"] == pages
+
+
+def test_page_map_of_a_clause_over_a_page_break(ingested: SimpleNamespace) -> None:
+    s = _s(ingested, "5.1")
+    assert [p for _, p in s["page_map"]] == [5, 6]
+    offset = s["page_map"][1][0]
+    page6 = s["text"][offset:]
+    assert page6.startswith("area. Expression (5.1) applies to roofs")
+    assert "(1)P The leaf load on the roof s shall be determined" in s["text"][:offset]
+
+
+def test_annex_a_is_informative(ingested: SimpleNamespace) -> None:
+    annex = _s(ingested, "annex_A")
+    assert annex["status"] == "informative"
+    assert annex["title"] == "Leaf loads on light garden structures"
+    assert _s(ingested, "A.1")["title"] == "General"
+    assert _s(ingested, "A.2")["title"] == "Values for light structures"
+
+
+def test_tables_figures_and_expressions(ingested: SimpleNamespace) -> None:
+    t51 = _s(ingested, "table_5.1")
+    assert t51["title"] == "Exposure coefficient Ce for different sites"
+    assert ["Sheltered: enclosed garden below trees", "1,2"] in t51["rows"]
+    assert "| Windswept: open site with no shelter | 0,8 |" in t51["text"]
+    assert _s(ingested, "figure_5.1")["caption"] == "Figure 5.1 \u2014 Shape coefficient for flat shed roofs"
+    expr = _s(ingested, "expression_5.1")
+    assert expr["formula"] == "s = \u03bc \u00b7 Ce \u00b7 sk"
+    stores = Stores(LocalBlobs(ingested.dir))
+    formula = stores.lookup("formulae", f"{ingested.doc_key}_expression_5.1")
+    assert formula == {"key": f"{ingested.doc_key}_expression_5.1", "formula": "s = \u03bc \u00b7 Ce \u00b7 sk",
+                       "page": 5, "section": f"{ingested.doc_key}_5.1"}
+
+
+@pytest.mark.parametrize("code", ["table_4.1", "table_5.1", "figure_5.1"])
+def test_objects_store_has_caption_page_and_image(ingested: SimpleNamespace, code: str) -> None:
+    stores = Stores(LocalBlobs(ingested.dir))
+    key = f"{ingested.doc_key}_{code}"
+    obj = stores.lookup("objects", key)
+    assert obj is not None
+    assert obj["page"] == ingested.sections[key]["pages"][0]
+    assert obj["caption"].startswith(("Table", "Figure"))
+    assert obj["description"].startswith(obj["caption"])
+    png = stores.object_image(key)
+    assert png is not None and png.startswith(b"\x89PNG\r\n\x1a\n")
+    assert obj["image"].startswith(f"docs/{ingested.doc_key}/{stores.manifest(ingested.doc_key)['generation']}/")
+
+
+def test_sections_store_matches_the_section_entries(ingested: SimpleNamespace) -> None:
+    for key, s in ingested.sections.items():
+        assert s["key"] == key and s["doc_key"] == ingested.doc_key and s["document"] == "EN 1991-9-9"
+        assert s["pages"] == sorted(s["pages"]) and all(1 <= p <= 8 for p in s["pages"])
+        assert s["text"].strip()
+
+
+def test_both_variants_give_the_same_structure(sample_store: SimpleNamespace, scanned_store: SimpleNamespace) -> None:
+    def shape(store: SimpleNamespace) -> list[tuple[str, str, list[int], str | None]]:
+        return [(k, s["kind"], s["pages"], s["parent"]) for k, s in store.sections.items()]
+
+    assert shape(sample_store) == shape(scanned_store)
+
+
+# ---------------------------------------------------------------- the parser on synthetic pages
+def _page(n: int, texts: list[str]) -> dict[str, Any]:
+    return {"page": n, "objects": [],
+            "lines": [{"text": t, "bbox": [70.0, 80.0 + 14 * i, 500.0, 90.0 + 14 * i]} for i, t in enumerate(texts)]}
+
+
+def test_table_of_contents_and_numbers_in_text_are_not_headings() -> None:
+    pages = [
+        _page(1, ["Contents", "Foreword ........ 2", "1 Scope ........ 3", "1.1 General ........ 3",
+                  "2 Loads ........ 4", "2.1 Snow ........ 4"]),
+        _page(2, ["Foreword", "This code is for tests. Clause 1 applies to sheds.", "1 m of snow is assumed here.",
+                  "2 Some text that is not a heading."]),
+        _page(3, ["1 Scope", "1.1 General", "(1) The values apply.", "12 people may stand on it.",
+                  "NOTE: a note here.", "2 Loads", "2.1 Snow", "(1) Snow is 1,0 kN/m2.", "2.2 Wind",
+                  "(1) Wind see 2.1."]),
+    ]
+    sections = build_sections(DocId("CEN", "EN9999"), "Test", pages)
+    assert list(sections) == [
+        "CEN_EN9999_contents", "CEN_EN9999_foreword", "CEN_EN9999_1", "CEN_EN9999_1.1", "CEN_EN9999_2",
+        "CEN_EN9999_2.1", "CEN_EN9999_2.2",
+    ]
+    assert sections["CEN_EN9999_contents"]["kind"] == "contents"
+    assert sections["CEN_EN9999_1"]["pages"] == [3]
+    assert "12 people may stand on it." in sections["CEN_EN9999_1.1"]["text"]
+    assert "NOTE: a note here." in sections["CEN_EN9999_1.1"]["text"]
+    assert "1 m of snow" in sections["CEN_EN9999_foreword"]["text"]
+
+
+@pytest.mark.parametrize(
+    ("current", "new", "ok"),
+    [
+        (None, (1,), True), (None, (2,), False), ((5, 3, 1), (5, 3, 2), True), ((5, 3, 1), (5, 4), True),
+        ((5, 3, 1), (6,), True), ((5, 3, 1), (5, 3, 1, 1), True), ((5,), (5, 1), True), ((5, 3, 1), (9,), False),
+        ((5, 3, 1), (5, 3), False), ((5, 3, 1), (5, 3, 1), False), ((4, 2), (4, 1), False), ((5,), (5, 3), False),
+    ],
+)
+def test_plausible_next(current: tuple[int, ...] | None, new: tuple[int, ...], ok: bool) -> None:
+    assert plausible_next(current, new) is ok
+
+
+def test_plausible_next_jump_allows_missing_sections() -> None:
+    assert plausible_next((1, 5), (4,)) is False
+    assert plausible_next((1, 5), (4,), jump=3) is True  # sections 2 and 3 absent (as in the sample)

@@ -1,0 +1,162 @@
+"""Search indexes derived from the stores: SQLite FTS5 keyword index, local vector index, and the
+embedding-model record (stores/index.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import numpy as np
+import pytest
+
+from clausewise.stores import EmbeddingMismatch, KeywordIndex, LocalVectorIndex, Stores
+from clausewise.stores.index import check_embedding_model
+from clausewise.stores.local import LocalBlobs
+
+
+@pytest.fixture
+def keyword_index(sample_store: SimpleNamespace, tmp_path: Path) -> KeywordIndex:
+    return KeywordIndex(Stores(LocalBlobs(sample_store.dir)), tmp_path / "index" / "keywords.sqlite")
+
+
+def _keys(hits: list[tuple[str, float]]) -> list[str]:
+    return [k for k, _ in hits]
+
+
+# ---------------------------------------------------------------- keyword index
+def test_keyword_single_term(keyword_index: KeywordIndex, sample_store: SimpleNamespace) -> None:
+    doc = sample_store.doc_key
+    hits = _keys(keyword_index.search(["pergolas"]))
+    assert set(hits) == {f"{doc}_1.1", f"{doc}_A.1"}  # the only two sections that say "pergolas"
+
+
+def test_keyword_phrase_is_a_phrase(keyword_index: KeywordIndex, sample_store: SimpleNamespace) -> None:
+    doc = sample_store.doc_key
+    phrase = _keys(keyword_index.search(["woodland plot"]))
+    assert f"{doc}_table_4.1" in phrase and f"{doc}_A.2" in phrase
+    for key in phrase:
+        text = sample_store.sections[key]["text"].lower()
+        assert "woodland plot" in text.replace("\n", " ")
+
+
+def test_keyword_best_match_first(keyword_index: KeywordIndex, sample_store: SimpleNamespace) -> None:
+    doc = sample_store.doc_key
+    hits = keyword_index.search(["exposure coefficient"])
+    assert hits[0][0] in (f"{doc}_table_5.1", f"{doc}_5.2")
+    scores = [s for _, s in hits]
+    assert scores == sorted(scores, reverse=True)
+
+
+def test_keyword_any_of_several_terms(keyword_index: KeywordIndex, sample_store: SimpleNamespace) -> None:
+    doc = sample_store.doc_key
+    either = set(_keys(keyword_index.search(["pergolas", "Expression (5.1)"])))
+    assert {f"{doc}_1.1", f"{doc}_A.1", f"{doc}_5.1", f"{doc}_expression_5.1"} <= either
+
+
+def test_keyword_finds_clause_numbers_and_values(keyword_index: KeywordIndex, sample_store: SimpleNamespace) -> None:
+    doc = sample_store.doc_key
+    assert _keys(keyword_index.search(["5.3.2"])) == [f"{doc}_5.3.2"]
+    assert f"{doc}_table_5.1" in _keys(keyword_index.search(["1,2"]))
+
+
+@pytest.mark.parametrize("terms", [[], ["   "], ["zzzunknownword"], ['"'], ["()"]])
+def test_keyword_no_match_and_odd_input(keyword_index: KeywordIndex, terms: list[str]) -> None:
+    assert keyword_index.search(terms) == []
+
+
+def test_keyword_query_syntax_is_not_interpreted(keyword_index: KeywordIndex) -> None:
+    # FTS5 operators and quotes in user terms are words of a phrase: if "OR" were an operator,
+    # 'leaf" OR "zzz' would match every section that mentions leaves
+    assert keyword_index.search(['leaf" OR "zzz']) == []
+    assert keyword_index.search(["NEAR(leaf load)"]) == []
+    assert keyword_index.search(["leaf AND NOT load"]) == []
+    assert keyword_index.search(["leaf*"]) == keyword_index.search(["leaf"])
+
+
+def test_keyword_index_follows_visible_documents(
+    sample_store: SimpleNamespace, copy_store: Callable[[Path], Path], tmp_path: Path
+) -> None:
+    stores = Stores(LocalBlobs(copy_store(sample_store.dir)))
+    index = KeywordIndex(stores, tmp_path / "kw.sqlite")
+    assert index.search(["pergolas"])
+    stores.delete_document(sample_store.doc_key)
+    assert index.search(["pergolas"]) == []
+
+
+# ---------------------------------------------------------------- vector index
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        ("exposure coefficient for a sheltered garden below trees", {"table_5.1"}),
+        ("which annex gives simplified values for pergolas and small greenhouses", {"A.1"}),
+        ("shape coefficient for a flat shed roof", {"figure_5.1", "5.3.2"}),
+        ("psi combination factors for a woodland plot", {"table_4.1"}),
+    ],
+)
+def test_vector_search_returns_the_right_chunk(
+    sample_store: SimpleNamespace, embedder: Any, question: str, expected: set[str]
+) -> None:
+    index = LocalVectorIndex(Stores(LocalBlobs(sample_store.dir)))
+    hits = index.search(embedder.embed_query(question), k=5)
+    assert hits[0].key in {f"{sample_store.doc_key}_{e}" for e in expected}, [h.key for h in hits]
+    assert hits[0].chunk["page"] in sample_store.sections[hits[0].key]["pages"]
+    scores = [h.score for h in hits]
+    assert scores == sorted(scores, reverse=True)
+    assert -1.0001 <= scores[-1] <= scores[0] <= 1.0001
+
+
+def test_vector_index_size_and_paging(sample_store: SimpleNamespace, embedder: Any) -> None:
+    index = LocalVectorIndex(Stores(LocalBlobs(sample_store.dir)))
+    assert len(index) == sample_store.output["summary"]["chunks"]
+    query = embedder.embed_query("leaf load on roofs")
+    first6 = [h.key for h in index.search(query, k=6)]
+    assert [h.key for h in index.search(query, k=3)] + [h.key for h in index.search(query, k=3, offset=3)] == first6
+    assert index.search(query, k=5, offset=len(index)) == []
+
+
+def test_vectors_are_normalised_and_match_chunks(sample_store: SimpleNamespace, embedder: Any) -> None:
+    stores = Stores(LocalBlobs(sample_store.dir))
+    vectors = stores.doc_vectors(sample_store.doc_key)
+    chunks = stores.doc_table(sample_store.doc_key, "chunks")["chunks"]
+    assert vectors is not None and vectors.shape == (len(chunks), embedder.dim)
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-3)
+
+
+def test_vector_index_follows_visible_documents(
+    sample_store: SimpleNamespace, copy_store: Callable[[Path], Path], embedder: Any
+) -> None:
+    stores = Stores(LocalBlobs(copy_store(sample_store.dir)))
+    index = LocalVectorIndex(stores)
+    assert len(index) > 0
+    stores.delete_document(sample_store.doc_key)
+    assert len(index) == 0
+    assert index.search(embedder.embed_query("leaf load"), k=3) == []
+
+
+# ---------------------------------------------------------------- embedding model record
+def test_embedding_model_is_recorded_on_first_use(tmp_path: Path) -> None:
+    stores = Stores(LocalBlobs(tmp_path))
+    check_embedding_model(stores, "model-a", 384)
+    assert stores.read_json("index.json", None) == {"embedding_model": "model-a", "dim": 384}
+    check_embedding_model(stores, "model-a", 384)  # the same model again is fine
+
+
+@pytest.mark.parametrize(("name", "dim"), [("other-model", 384), ("model-a", 768), ("other-model", 768)])
+def test_embedding_mismatch_is_a_clear_error(tmp_path: Path, name: str, dim: int) -> None:
+    stores = Stores(LocalBlobs(tmp_path))
+    check_embedding_model(stores, "model-a", 384)
+    with pytest.raises(EmbeddingMismatch) as err:
+        check_embedding_model(stores, name, dim)
+    message = str(err.value)
+    assert "model-a" in message and name in message and str(dim) in message
+    assert stores.read_json("index.json", None) == {"embedding_model": "model-a", "dim": 384}
+
+
+def test_ingested_store_records_minilm(sample_store: SimpleNamespace, embedder: Any) -> None:
+    stores = Stores(LocalBlobs(sample_store.dir))
+    assert stores.read_json("index.json", None) == {"embedding_model": embedder.name, "dim": embedder.dim}
+    assert embedder.dim == 384
+    with pytest.raises(EmbeddingMismatch):
+        check_embedding_model(stores, "models/gemini-embedding-001", 3072)

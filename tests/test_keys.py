@@ -1,0 +1,202 @@
+"""Store keys: one normalisation of every spelling of a designation (clausewise/keys.py)."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from clausewise.keys import (
+    DocId,
+    clean_number,
+    doc_id,
+    find_designations,
+    is_safe_key,
+    object_key,
+    parse_designation,
+    split_key,
+)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "EN 1991-1-3",
+        "EN1991-1-3",
+        "BS EN 1991-1-3:2003",
+        "prEN 1991-1-3",
+        "EN 199 1-1-3",  # OCR split the number
+        "EN 1991 1-3",  # OCR lost the first hyphen
+        "EN1991 1-3",
+        "EN 1991\u20131\u20133",  # en dashes
+        "BS EN 1991-1-3:2003+A1:2015",
+        "DIN EN 1991-1-3",
+        "see EN 1991-1-3, 5.3.2 for the shape coefficients",
+    ],
+)
+def test_spellings_of_one_designation_give_one_key(text: str) -> None:
+    found = parse_designation(text)
+    assert found is not None
+    assert found.key == "CEN_EN1991-1-3"
+    assert (found.publisher, found.code) == ("CEN", "EN1991-1-3")
+    assert found.display == "EN 1991-1-3"
+
+
+@pytest.mark.parametrize(
+    ("text", "key", "display"),
+    [
+        ("ISO 4355", "ISO_ISO4355", "ISO 4355"),
+        ("ISO 4355:2013", "ISO_ISO4355", "ISO 4355"),
+        ("BS ISO 4355", "ISO_ISO4355", "ISO 4355"),
+        ("EN 1990", "CEN_EN1990", "EN 1990"),
+        ("EN ISO 12944-2", "CEN_EN-ISO12944-2", "EN ISO 12944-2"),
+        ("BS 6399-3:1988", "BSI_BS6399-3", "BS 6399-3"),
+        ("IEC 60364-4", "IEC_IEC60364-4", "IEC 60364-4"),
+        ("NA to BS EN 1991-1-3:2003", "BSI_NA-EN1991-1-3", "NA to EN 1991-1-3"),
+        ("NA to BS EN 1991-1-3:2003+A1:2015", "BSI_NA-EN1991-1-3", "NA to EN 1991-1-3"),
+        ("UK NA to BS EN 1991-1-3:2003", "BSI_NA-EN1991-1-3", "NA to EN 1991-1-3"),
+    ],
+)
+def test_publishers_and_national_annexes(text: str, key: str, display: str) -> None:
+    found = parse_designation(text)
+    assert found is not None
+    assert found.key == key
+    assert found.display == display
+
+
+def test_national_annex_is_not_the_code_it_annexes() -> None:
+    na = parse_designation("NA to BS EN 1991-1-3:2003")
+    en = parse_designation("BS EN 1991-1-3:2003")
+    assert na is not None and en is not None
+    assert na.publisher == "BSI"
+    assert na.key != en.key
+
+
+def test_amended_national_annex_designation_is_keyed_under_bsi() -> None:
+    found = parse_designation("NA+A1:2015 to BS EN 1991-1-3:2003+A1:2015")
+    assert found is not None
+    assert found.key == "BSI_NA-EN1991-1-3"
+
+
+@pytest.mark.parametrize(
+    ("text", "edition"),
+    [
+        ("EN 1991-1-3", None),
+        ("BS EN 1991-1-3:2003", "2003"),
+        ("EN 1991-1-3 : 2003", "2003"),
+        ("EN 1991-1-3:2003+A1:2015", "2003"),  # the edition, not the amendment
+        ("prEN 1991-1-3:2022", "2022"),
+        ("ISO 4355:2013", "2013"),
+    ],
+)
+def test_edition_is_kept_out_of_the_key(text: str, edition: str | None) -> None:
+    found = parse_designation(text)
+    assert found is not None
+    assert found.edition == edition
+    assert "2003" not in found.key and ":" not in found.key
+
+
+def test_text_without_a_designation() -> None:
+    assert parse_designation("The leaf load acts vertically on 5.2 of the roof.") is None
+    assert parse_designation("") is None
+    assert find_designations("no codes here, only 1991 leaves") == []
+
+
+def test_find_designations_returns_every_one_with_its_span() -> None:
+    text = "see EN 1990 and BS EN 1991-1-3:2003; ISO 4355 may be used"
+    found = find_designations(text)
+    assert [d.key for d, _, _ in found] == ["CEN_EN1990", "CEN_EN1991-1-3", "ISO_ISO4355"]
+    for _, (start, end), raw in found:
+        assert text[start:end] == raw
+    assert found[1][2] == "BS EN 1991-1-3:2003"
+
+
+def test_doc_id_from_user_code_with_publisher_override() -> None:
+    assert doc_id(None, "EN 1991-1-3:2003") == DocId("CEN", "EN1991-1-3", "2003")
+    assert doc_id("bsi", "EN 1991-1-3").key == "BSI_EN1991-1-3"
+    assert doc_id(None, "MY CODE 12").key == "LOCAL_MYCODE12"
+    with pytest.raises(ValueError, match="publisher"):
+        doc_id("A_B", "EN 1990")
+    with pytest.raises(ValueError, match="document code"):
+        doc_id(None, "../etc/passwd")
+    with pytest.raises(ValueError, match="document code"):
+        doc_id(None, "  ")
+
+
+def test_object_key_and_split_key_round_trip() -> None:
+    doc = DocId("CEN", "EN1991-1-3", "2003")
+    assert object_key(doc, "5.3.2") == "CEN_EN1991-1-3_5.3.2"
+    assert object_key("CEN_EN1991-1-3", "table_5.2") == "CEN_EN1991-1-3_table_5.2"
+    assert split_key("CEN_EN1991-1-3_5.3.2") == ("CEN", "EN1991-1-3", "5.3.2")
+    assert split_key("CEN_EN1991-1-3_table_5.2") == ("CEN", "EN1991-1-3", "table_5.2")
+    assert split_key("CEN_EN1991-1-3_annex_A") == ("CEN", "EN1991-1-3", "annex_A")
+    assert split_key("CEN_EN1991-1-3") == ("CEN", "EN1991-1-3", "")
+    with pytest.raises(ValueError, match="not a store key"):
+        split_key("CEN")
+
+
+@pytest.mark.parametrize(
+    "key",
+    ["CEN_EN1991-1-3_5.3.2", "CEN_EN1991-1-3_table_5.2", "CEN_EN1991-1-3_annex_A", "CEN_EN-ISO12944-2",
+     "CEN_EN1991-1-3_5.2(3)", "BSI_NA-EN1991-1-3"],
+)
+def test_is_safe_key_accepts_store_keys(key: str) -> None:
+    assert is_safe_key(key)
+
+
+@pytest.mark.parametrize(
+    "key",
+    ["", "../x", "a/b", "a\\b", "CEN_EN1991-1-3_5..2", "..", ".hidden", "a b", "CEN_EN1990 6.4", "a;b",
+     "x;rm -rf", "a\nb", "-x", "key\x00", "/etc/passwd", "$(rm)"],
+)
+def test_is_safe_key_rejects_path_and_shell_characters(key: str) -> None:
+    assert not is_safe_key(key)
+
+
+@pytest.mark.parametrize(
+    ("raw", "clean"),
+    [("A.I", "A.1"), ("5. 2", "5.2"), ("6.l", "6.1"), ("B1", "B.1"), ("0.1", "D.1"), ("5.3.2", "5.3.2")],
+)
+def test_clean_number_fixes_ocr_slips(raw: str, clean: str) -> None:
+    assert clean_number(raw) == clean
+
+
+# ---------------------------------------------------------------- property
+_numbers = st.one_of(st.integers(1990, 1999), st.integers(100, 99999))
+_parts = st.lists(st.integers(1, 99), min_size=0, max_size=3)
+
+
+@st.composite
+def _spelling(draw: st.DrawFn) -> tuple[str, str, str | None]:
+    """(canonical spelling, variant spelling, edition in the variant)."""
+    number = draw(_numbers)
+    parts = draw(_parts)
+    canonical = f"EN {number}" + "".join(f"-{p}" for p in parts)
+    prefix = draw(st.sampled_from(["EN ", "EN", "BS EN ", "prEN ", "DIN EN "]))
+    hyphen = draw(st.sampled_from(["-", "\u2013", " - "]))
+    body = str(number)
+    if len(body) == 4 and draw(st.booleans()):
+        body = f"{body[:3]} {body[3]}"  # OCR: "199 1"
+    tail = "".join(f"{hyphen}{p}" for p in parts)
+    if len(parts) >= 2 and len(str(number)) >= 4 and draw(st.booleans()):
+        # "EN 100 1-1" would be ambiguous with the split-number slip ("EN 100 1" = EN 1001)
+        tail = f" {parts[0]}" + "".join(f"-{p}" for p in parts[1:])  # OCR: "1991 1-3"
+    year = draw(st.sampled_from([None, "2003", "1999", "2015"]))
+    year_text = "" if year is None else draw(st.sampled_from([f":{year}", f" : {year}", f":{year}+A1:2019"]))
+    context = draw(st.sampled_from(["{}", "see {}.", "in accordance with {}, the", "({})"]))
+    return canonical, context.format(prefix + body + tail + year_text), year
+
+
+@settings(max_examples=300, deadline=None, database=None)
+@given(_spelling())
+def test_property_every_spelling_gives_the_canonical_key(case: tuple[str, str, str | None]) -> None:
+    canonical, variant, year = case
+    expected = parse_designation(canonical)
+    found = parse_designation(variant)
+    assert expected is not None and found is not None
+    assert found.key == expected.key, (canonical, variant)
+    assert found.edition == year
+    # the display form parses back to the same key, and the key is a safe file name
+    again = parse_designation(found.display)
+    assert again is not None and again.key == found.key
+    assert is_safe_key(found.key)
