@@ -108,6 +108,7 @@ def clean_number(raw: str) -> str:
     if re.search(r"\d[a-z]$", rest):  # "Table 7.3a"
         rest, suffix = rest[:-1], rest[-1]
     rest = rest.replace("I", "1").replace("l", "1").replace("O", "0").replace("S", "5")
+    rest = re.sub(r"(?:(?<=\.)|^)s$", "5", rest)  # "C.s": an OCR'd "C.5"
     if not head and rest.startswith("0."):  # "Table 0.1": an OCR'd "D.1" (there is no section 0)
         head, rest = "D", rest[2:]
     return (f"{head}.{rest}" if head else rest) + suffix

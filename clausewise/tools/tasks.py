@@ -85,13 +85,16 @@ def spot_references(doc: DocId, section: Section, known: set[str]) -> list[dict[
     refs: list[dict[str, Any]] = []
     taken: list[tuple[int, int]] = []
 
-    def add(raw: str, span: tuple[int, int], target: str | None, kind: str, document: DocId | None = None) -> None:
+    def add(raw: str, span: tuple[int, int], target: str | None, kind: str, document: DocId | None = None,
+            maybe_clause: bool = False) -> None:
         if any(a <= span[0] < b for a, b in taken):
             return
         if document is not None and document.code == doc.code:
             document = None
         if document is None and target is not None and target not in known:
-            target = _ocr_variant(target, known) or target
+            as_clause = re.sub(r"_(table|figure|expression)_", "_", target)
+            # "Table 6.2 and 6.3.1.2(8)": a number after an object word may name a clause
+            target = _ocr_variant(target, known) or (as_clause if maybe_clause and as_clause in known else target)
         taken.append(span)
         # References into other documents are resolved at commit, against the master list.
         refs.append({
@@ -118,7 +121,7 @@ def spot_references(doc: DocId, section: Section, known: set[str]) -> list[dict[
         more_start = m.start("more")
         for n in re.finditer(r"\(?\s?" + _NUMTOK + r"\s?\)?|[A-H]\b", m.group("more") or ""):
             span = (more_start + n.start(), more_start + n.end())  # "Tables 5.1 and 5.2": each its own span
-            add(text[span[0] : span[1]], span, object_key(doc, _target_code(kind, n.group(0))), kind)
+            add(text[span[0] : span[1]], span, object_key(doc, _target_code(kind, n.group(0))), kind, maybe_clause=True)
     for m in _ANNEX_PARA.finditer(text):
         add(m.group(0), m.span(), object_key(doc, f"annex_{m.group('letter')}"), "annex")
     for m in _BARE_CLAUSE.finditer(text):

@@ -26,7 +26,7 @@ from clausewise.keys import clean_number
 MUPDF_LOCK = threading.RLock()
 
 CROP_DPI = 110
-_NUM = r"[A-Z]?\s?\.?\s?[\dIlS]{1,2}(?:\s?\.\s?[\dIlOS]{1,2}){0,3}[a-z]?"
+_NUM = r"[A-Z]?\s?\.?\s?(?:[\dIlS][\dIlOS]?|(?<=\.)s)(?:\s?\.\s?(?:[\dIlOS]{1,2}|s\b)){0,3}[a-z]?"
 CAPTION = re.compile(
     r"^\s*(?P<kind>Table|Figure|Fig\.)\s*(?P<number>" + _NUM + r")\s*"
     r"(?:(?P<sep>[:\-\u2013\u2014\u2022\u00b7.]|\s(?=[A-Z(]))\s*(?P<title>.*?))?\s*$"
@@ -48,7 +48,7 @@ def parse_caption(text: str, *, strict: bool = False) -> tuple[str, str, str] | 
     if title and not (title[0].isupper() or title[0] in "(\"'"):
         return None
     number = clean_number(m.group("number"))
-    if not re.fullmatch(r"([A-Z]\.)?\d{1,2}(\.\d{1,2}){0,3}|[A-Z]\.?\d{1,2}", number):
+    if not re.fullmatch(r"(([A-Z]\d?\.)?\d{1,2}(\.\d{1,2}){0,3}|[A-Z]\.?\d{1,2})[a-z]?", number):
         return None
     kind = "table" if m.group("kind") == "Table" else "figure"
     return kind, number, title

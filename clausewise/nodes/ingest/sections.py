@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from clausewise.keys import DocId, object_key
+from clausewise.keys import DocId, clean_number, object_key
 from clausewise.nodes.ingest.pages import parse_caption
 
 _DIGITISH = str.maketrans({"l": "1", "I": "1", "]": "1", "/": "1", "|": "1", "O": "0", "o": "0"})
@@ -379,7 +379,7 @@ def _expressions(doc: DocId, entries: dict[str, dict[str, Any]], ordered: list[s
             m = EXPRESSION.search(line)
             if not m or re.search(r"\b(see|Expression|Equation|in|and|to)\s*$", line[: m.start()], re.I):
                 continue
-            number = re.sub(r"\s", "", m.group("num"))
+            number = clean_number(m.group("num"))
             formula = line[: m.start()].strip()
             if not formula and idx:
                 formula = lines[idx - 1].strip()
