@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 import time
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -20,7 +20,9 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, help="Search const
 console = Console(stderr=True)
 out = Console()
 
-StoreOpt = Annotated[Path | None, typer.Option("--store", help="Store directory (default: STORE_DIR or ./clausewise-data).")]
+StoreOpt = Annotated[
+    Path | None, typer.Option("--store", help="Store directory (default: STORE_DIR or ./clausewise-data).")
+]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")]
 
 
@@ -37,8 +39,15 @@ def _fail(message: str, code: int = 1) -> None:
     raise typer.Exit(code)
 
 
-def ingest_file(stores: Stores, path: Path, *, publisher: str | None, code: str | None, overwrite: bool,
-                progress: Progress | None = None) -> dict[str, Any]:
+def ingest_file(
+    stores: Stores,
+    path: Path,
+    *,
+    publisher: str | None,
+    code: str | None,
+    overwrite: bool,
+    progress: Progress | None = None,
+) -> dict[str, Any]:
     """Run the ingestion graph on one file, advancing a progress bar per page."""
     from clausewise.graph.ingest import build_ingest_graph
     from clausewise.graph.state import IngestContext
@@ -50,8 +59,7 @@ def ingest_file(stores: Stores, path: Path, *, publisher: str | None, code: str 
     inputs = {"path": str(path), "publisher": publisher, "code": code, "overwrite": overwrite}
     settings = Settings()
     context = IngestContext(max_file_mb=settings.max_file_mb, max_pages=settings.max_pages)
-    for mode, chunk in graph.stream(inputs, context=context,
-                                    stream_mode=["updates", "values"]):
+    for mode, chunk in graph.stream(inputs, context=context, stream_mode=["updates", "values"]):
         if mode == "values":
             result = chunk
             continue
@@ -89,16 +97,20 @@ def ingest(
     with Progress(*columns, console=console, transient=False, disable=as_json) as progress:
         for path in files:
             try:
-                state = ingest_file(stores, path, publisher=publisher, code=code, overwrite=overwrite,
-                                    progress=progress)
+                state = ingest_file(
+                    stores, path, publisher=publisher, code=code, overwrite=overwrite, progress=progress
+                )
             except (IngestError, StoreError, ValueError) as exc:
                 failures += 1
                 console.print(Text.assemble(("error: ", "red"), str(exc)), highlight=False, soft_wrap=True)
                 continue
-            results.append({"file": path.name, **{k: state.get(k) for k in ("doc_key", "status", "summary", "warnings")}})
+            results.append(
+                {"file": path.name, **{k: state.get(k) for k in ("doc_key", "status", "summary", "warnings")}}
+            )
             for warning in state.get("warnings") or []:
-                console.print(Text.assemble(("warning: ", "yellow"), f"{path.name}: {warning}"), highlight=False,
-                              soft_wrap=True)
+                console.print(
+                    Text.assemble(("warning: ", "yellow"), f"{path.name}: {warning}"), highlight=False, soft_wrap=True
+                )
     if as_json:
         out.print_json(json.dumps(results))
     else:
@@ -109,8 +121,20 @@ def ingest(
 
 def _summary_table(results: list[dict[str, Any]]) -> None:
     table = Table(title="Ingested")
-    for col in ("document", "status", "pages", "sections", "tables", "figures", "images", "expr.",
-                "refs resolved/unresolved", "precedence", "kv", "seconds"):
+    for col in (
+        "document",
+        "status",
+        "pages",
+        "sections",
+        "tables",
+        "figures",
+        "images",
+        "expr.",
+        "refs resolved/unresolved",
+        "precedence",
+        "kv",
+        "seconds",
+    ):
         table.add_column(col, justify="right" if col not in ("document", "status") else "left")
     for r in results:
         s = r.get("summary") or {}
@@ -118,10 +142,18 @@ def _summary_table(results: list[dict[str, Any]]) -> None:
             table.add_row(r["doc_key"], "skipped (same file)", *[""] * 10)
             continue
         table.add_row(
-            r["doc_key"], r["status"], str(s.get("pages")), str(s.get("sections")), str(s.get("tables")),
-            str(s.get("figures")), str(s.get("images")), str(s.get("expressions")),
-            f"{s.get('references_resolved')}/{s.get('references_unresolved')}", str(s.get("precedence_rules")),
-            str(s.get("kv_entries")), str(s.get("seconds")),
+            r["doc_key"],
+            r["status"],
+            str(s.get("pages")),
+            str(s.get("sections")),
+            str(s.get("tables")),
+            str(s.get("figures")),
+            str(s.get("images")),
+            str(s.get("expressions")),
+            f"{s.get('references_resolved')}/{s.get('references_unresolved')}",
+            str(s.get("precedence_rules")),
+            str(s.get("kv_entries")),
+            str(s.get("seconds")),
         )
     out.print(table)
 
@@ -138,14 +170,24 @@ def docs(store: StoreOpt = None, as_json: JsonOpt = False) -> None:
         table.add_column(col)
     for key, d in sorted(documents.items(), key=lambda kv: (kv[1].get("status") != "ingested", kv[0])):
         refs = d.get("referenced_by") or []
-        table.add_row(key, d.get("code") or "", d.get("edition") or "", d.get("status") or "",
-                      str(d.get("pages") or ""), (d.get("title") or "")[:60], f"{len(refs)} sections" if refs else "")
+        table.add_row(
+            key,
+            d.get("code") or "",
+            d.get("edition") or "",
+            d.get("status") or "",
+            str(d.get("pages") or ""),
+            (d.get("title") or "")[:60],
+            f"{len(refs)} sections" if refs else "",
+        )
     out.print(table)
 
 
 @app.command()
-def show(key: Annotated[str, typer.Argument(help="A store key, e.g. CEN_EN1991-1-3_5.3.2.")],
-         store: StoreOpt = None, as_json: JsonOpt = False) -> None:
+def show(
+    key: Annotated[str, typer.Argument(help="A store key, e.g. CEN_EN1991-1-3_5.3.2.")],
+    store: StoreOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
     """One section: text, pages, kind, references with targets, precedence rules, image path."""
     stores = _stores(store)
     try:
@@ -164,11 +206,20 @@ def show(key: Annotated[str, typer.Argument(help="A store key, e.g. CEN_EN1991-1
         root = getattr(stores.blobs, "root", None)
         image = str(Path(root) / obj["image"]) if root else obj["image"]
     payload = {
-        "key": key, "kind": section["kind"], "document": section["document"], "section": section["section"],
-        "title": section.get("title"), "pages": section["pages"], "parent": section.get("parent"),
-        "previous": section.get("previous"), "next": section.get("next"), "text": section["text"],
+        "key": key,
+        "kind": section["kind"],
+        "document": section["document"],
+        "section": section["section"],
+        "title": section.get("title"),
+        "pages": section["pages"],
+        "parent": section.get("parent"),
+        "previous": section.get("previous"),
+        "next": section.get("next"),
+        "text": section["text"],
         "references": [{k: r.get(k) for k in ("raw", "target", "resolved", "kind", "reason")} for r in refs],
-        "precedence": rules, "image": image, "description": section.get("description"),
+        "precedence": rules,
+        "image": image,
+        "description": section.get("description"),
     }
     if as_json:
         out.print_json(json.dumps(payload))
@@ -182,10 +233,14 @@ def show(key: Annotated[str, typer.Argument(help="A store key, e.g. CEN_EN1991-1
         for col in ("reference", "target", "resolved"):
             t.add_column(col)
         for r in refs:
-            t.add_row(r["raw"], r.get("target") or "", "yes" if r["resolved"] else f"no ({r.get('reason', 'not found')})")
+            t.add_row(
+                r["raw"], r.get("target") or "", "yes" if r["resolved"] else f"no ({r.get('reason', 'not found')})"
+            )
         out.print(t)
     for rule in rules:
-        out.print(f"[yellow]precedence:[/yellow] {rule['rule']}  [dim](from {rule['source_key']})[/dim]", highlight=False)
+        out.print(
+            f"[yellow]precedence:[/yellow] {rule['rule']}  [dim](from {rule['source_key']})[/dim]", highlight=False
+        )
 
 
 def answer_question(stores: Stores, question: str, thread: str | None = None) -> dict[str, Any]:
@@ -231,8 +286,10 @@ def ask(
 
     out.print(Markdown(result["answer_markdown"]))
     trace = result.get("trace") or {}
-    console.print(f"[dim]{len(result.get('passages') or [])} passages, {trace.get('widenings', 0)} widenings, "
-                  f"{trace.get('hops', 0)} hops, {trace.get('elapsed_s')} s ({trace.get('mode')})[/dim]")
+    console.print(
+        f"[dim]{len(result.get('passages') or [])} passages, {trace.get('widenings', 0)} widenings, "
+        f"{trace.get('hops', 0)} hops, {trace.get('elapsed_s')} s ({trace.get('mode')})[/dim]"
+    )
 
 
 @app.command(name="eval")
@@ -263,7 +320,9 @@ def evaluate(
     if not stores.visible_documents():
         _fail(f"no documents are ingested in {stores.blobs.describe()}; run `clausewise ingest` first")
     embedder = build_embedder(Settings())
-    graph = build_query_graph(stores=stores, embedder=embedder, checkpointer=SqliteSaver(sqlite3.connect(":memory:", check_same_thread=False)))
+    graph = build_query_graph(
+        stores=stores, embedder=embedder, checkpointer=SqliteSaver(sqlite3.connect(":memory:", check_same_thread=False))
+    )
 
     def system(question: str) -> dict[str, Any]:
         config = {"configurable": {"thread_id": f"eval-{time.time_ns()}"}}
@@ -273,7 +332,9 @@ def evaluate(
     naive = naive_answer_fn(stores, embedder) if baseline == "naive" else None
     result = run_eval(questions, system, baseline_fn=naive, out_dir=out_dir)
     if as_json:
-        out.print_json(json.dumps({k: v for k, v in result.items() if k != "rows"} | {"rows": result["rows"]}, default=str))
+        out.print_json(
+            json.dumps({k: v for k, v in result.items() if k != "rows"} | {"rows": result["rows"]}, default=str)
+        )
     else:
         print_report(result, console=out)
 
@@ -291,8 +352,10 @@ def sample(
     from clausewise.sample import write_sample_pdf
 
     directory.mkdir(parents=True, exist_ok=True)
-    files = [write_sample_pdf(directory / "sample-code.pdf"),
-             write_sample_pdf(directory / "sample-code-scanned.pdf", scanned=True, designation="EN 1991-9-8")]
+    files = [
+        write_sample_pdf(directory / "sample-code.pdf"),
+        write_sample_pdf(directory / "sample-code-scanned.pdf", scanned=True, designation="EN 1991-9-8"),
+    ]
     console.print(f"wrote {', '.join(str(f) for f in files)}")
     ingest(files, store=store, overwrite=False, publisher=None, code=None, as_json=False)
     ask(question, store=store, as_json=False, thread=None)

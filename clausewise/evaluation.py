@@ -33,6 +33,7 @@ _SAFE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 # Questions
 # ---------------------------------------------------------------------------
 
+
 def load_questions(path: str | Path) -> list[dict[str, Any]]:
     """Questions from a JSONL file, one object a line (blank lines skipped).
 
@@ -83,6 +84,7 @@ def load_questions(path: str | Path) -> list[dict[str, Any]]:
 # Hit rules
 # ---------------------------------------------------------------------------
 
+
 def normalise_text(value: Any) -> str:
     """Lowercase, "," read as "." (decimal commas), white space collapsed and trimmed."""
     text = "" if value is None else str(value)
@@ -101,7 +103,7 @@ def document_code(value: Any) -> str:
     text = "" if value is None else str(value).strip()
     text = re.sub(r"(?i)(?<![a-z])EN-ISO(?=\s*\d)", "EN ISO ", text)  # key form of "EN ISO 1234"
     national_annex = re.match(r"(?i)NA(?:-|\s+to\s+|\s+)(?=\S)", text)
-    rest = text[national_annex.end():] if national_annex else text
+    rest = text[national_annex.end() :] if national_annex else text
     parsed = parse_designation(rest)
     if parsed is None:
         return re.sub(r"[\s_]+", "", text.lower())
@@ -172,6 +174,7 @@ def passage_hits(item: dict[str, Any], passage: dict[str, Any]) -> bool:
 # Scoring
 # ---------------------------------------------------------------------------
 
+
 def _evidence_label(item: dict[str, Any]) -> str:
     return f"{item.get('doc')} p{item.get('page')} {item.get('ref', '')}"
 
@@ -199,9 +202,12 @@ def score_answer(question: dict[str, Any], answer: dict[str, Any] | None) -> dic
     return {
         "id": question.get("id"),
         "answered": bool(answer),
-        "essential_hits": sum(essential), "essential_total": len(essential),
-        "all_hits": sum(hit), "all_total": len(evidence),
-        "value_hits": sum(value_hit), "value_total": len(values),
+        "essential_hits": sum(essential),
+        "essential_total": len(essential),
+        "all_hits": sum(hit),
+        "all_total": len(evidence),
+        "value_hits": sum(value_hit),
+        "value_total": len(values),
         "passages": len(passages),
         "missed": [_evidence_label(e) for e, h in zip(evidence, hit, strict=True) if not h],
         "missed_values": [v for v, h in zip(values, value_hit, strict=True) if not h],
@@ -246,6 +252,7 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
 # Naive baseline
 # ---------------------------------------------------------------------------
 
+
 def naive_answer(question_text: str, *, index: Any, embedder: Any, stores: Any, k: int = 10) -> dict[str, Any]:
     """Plain top-k vector retrieval over the same index, as an answer-contract dict.
 
@@ -262,17 +269,21 @@ def naive_answer(question_text: str, *, index: Any, embedder: Any, stores: Any, 
         except (KeyError, ValueError):
             section = {}
         page = chunk.get("page")
-        passages.append({
-            "key": hit.key,
-            "document": chunk.get("document") or section.get("document", ""),
-            "section": section.get("section", ""),
-            "kind": chunk.get("kind") or section.get("kind", ""),
-            "page": page,
-            "pages": [page] if page is not None else [],
-            "text": chunk.get("text", ""),
-            "hop": 0, "via": "vector", "from_key": None,
-            "score": round(float(hit.score), 4),
-        })
+        passages.append(
+            {
+                "key": hit.key,
+                "document": chunk.get("document") or section.get("document", ""),
+                "section": section.get("section", ""),
+                "kind": chunk.get("kind") or section.get("kind", ""),
+                "page": page,
+                "pages": [page] if page is not None else [],
+                "text": chunk.get("text", ""),
+                "hop": 0,
+                "via": "vector",
+                "from_key": None,
+                "score": round(float(hit.score), 4),
+            }
+        )
     lines = [f"Top {len(passages)} passages by vector similarity:", ""]
     for n, p in enumerate(passages, start=1):
         lines.append(f"{n}. {p['document']} {p['section']} (page {p['page']})".rstrip())
@@ -280,10 +291,19 @@ def naive_answer(question_text: str, *, index: Any, embedder: Any, stores: Any, 
         "question": question_text,
         "answer_markdown": "\n".join(lines) if passages else "No passages found.",
         "passages": passages,
-        "images": [], "precedence": [], "conflicts": [],
-        "unfollowed_references": [], "unresolved_references": [],
-        "trace": {"mode": "naive", "llm_calls": 0, "tokens": 0, "widenings": 0, "hops": 0,
-                  "elapsed_s": round(time.perf_counter() - started, 3)},
+        "images": [],
+        "precedence": [],
+        "conflicts": [],
+        "unfollowed_references": [],
+        "unresolved_references": [],
+        "trace": {
+            "mode": "naive",
+            "llm_calls": 0,
+            "tokens": 0,
+            "widenings": 0,
+            "hops": 0,
+            "elapsed_s": round(time.perf_counter() - started, 3),
+        },
     }
 
 
@@ -304,6 +324,7 @@ def naive_answer_fn(stores: Any, embedder: Any, *, index: Any = None, k: int = 1
 # Running
 # ---------------------------------------------------------------------------
 
+
 def _run_one(question: dict[str, Any], fn: AnswerFn, save_dir: Path | None) -> dict[str, Any]:
     error = None
     started = time.perf_counter()
@@ -316,7 +337,8 @@ def _run_one(question: dict[str, Any], fn: AnswerFn, save_dir: Path | None) -> d
         answer, error = {}, error or f"answer is a {type(answer).__name__}, not an object"
     if save_dir is not None and error is None:
         (save_dir / f"{question['id']}.json").write_text(
-            json.dumps(answer, ensure_ascii=False, indent=2, default=str), encoding="utf-8")
+            json.dumps(answer, ensure_ascii=False, indent=2, default=str), encoding="utf-8"
+        )
     row = score_answer(question, answer)
     row["trace_elapsed_s"] = row["elapsed_s"]
     row["elapsed_s"] = round(wall, 4)
@@ -324,9 +346,14 @@ def _run_one(question: dict[str, Any], fn: AnswerFn, save_dir: Path | None) -> d
     return row
 
 
-def run_eval(questions: list[dict[str, Any]], answer_fn: AnswerFn, *, baseline_fn: AnswerFn | None = None,
-             out_dir: str | Path | None = None,
-             progress: Callable[[str, str], None] | None = None) -> dict[str, Any]:
+def run_eval(
+    questions: list[dict[str, Any]],
+    answer_fn: AnswerFn,
+    *,
+    baseline_fn: AnswerFn | None = None,
+    out_dir: str | Path | None = None,
+    progress: Callable[[str, str], None] | None = None,
+) -> dict[str, Any]:
     """Answer and score every question with ``answer_fn`` and, when given, ``baseline_fn``.
 
     Both run in the same pass, question by question (system first, then baseline), so timing noise

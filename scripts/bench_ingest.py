@@ -33,7 +33,9 @@ from clausewise.tools.models import build_embedder
 HERE = Path(__file__).resolve().parent
 SHARED = HERE.parent.parent / "shared"
 # An independent, deliberately plain caption finder: "Table 5.2", "Figure B.1" opening a line.
-CAPTION_LINE = re.compile(r"^\s*(Table|Figure)\s+([A-Z]?\s?\.?\s?[\dIl]{1,2}(?:\s?\.\s?[\dIl]{1,2})?)\s*(?:[:\-\u2013\u2014.]|$|\s+[A-Z])")
+CAPTION_LINE = re.compile(
+    r"^\s*(Table|Figure)\s+([A-Z]?\s?\.?\s?[\dIl]{1,2}(?:\s?\.\s?[\dIl]{1,2})?)\s*(?:[:\-\u2013\u2014.]|$|\s+[A-Z])"
+)
 
 BASELINE = """
 import sys, time, pymupdf4llm
@@ -135,7 +137,9 @@ def main() -> None:
         hit = has_image(d.key, cap["kind"], clean_number(cap["number"]), cap["page"])
         v_hits.append(hit)
         if not hit:
-            print(f"  missed verified caption: {cap['doc']} {cap['kind']} {cap['number']} p{cap['page']}", file=sys.stderr)
+            print(
+                f"  missed verified caption: {cap['doc']} {cap['kind']} {cap['number']} p{cap['page']}", file=sys.stderr
+            )
     t_hits, t_total = 0, 0
     for row, pdf in zip(rows, pdfs, strict=True):
         caps = text_captions(pdf)
@@ -144,9 +148,26 @@ def main() -> None:
         t_hits += row["captions_cropped"]
         t_total += len(caps)
 
-    cols = ["file", "pages", "seconds", "pymupdf4llm_s", "ratio", "sections", "clauses", "tables", "figures",
-            "images", "expressions", "references_resolved", "references_internal", "references_unresolved",
-            "precedence_rules", "kv_entries", "captions_in_text", "captions_cropped"]
+    cols = [
+        "file",
+        "pages",
+        "seconds",
+        "pymupdf4llm_s",
+        "ratio",
+        "sections",
+        "clauses",
+        "tables",
+        "figures",
+        "images",
+        "expressions",
+        "references_resolved",
+        "references_internal",
+        "references_unresolved",
+        "precedence_rules",
+        "kv_entries",
+        "captions_in_text",
+        "captions_cropped",
+    ]
     print("\t".join(cols))
     for row in rows:
         print("\t".join(str(row.get(c, "")) for c in cols))

@@ -81,9 +81,14 @@ class IngestNodes:
         visible = stores.manifest(doc["key"])
         if visible and not state.get("overwrite"):
             if visible.get("sha256") == doc["sha256"]:
-                return {"doc": doc, "doc_key": doc["key"], "status": "skipped", "started": started,
-                        "summary": {"reason": "same file already ingested (use --overwrite to replace)"},
-                        "warnings": []}
+                return {
+                    "doc": doc,
+                    "doc_key": doc["key"],
+                    "status": "skipped",
+                    "started": started,
+                    "summary": {"reason": "same file already ingested (use --overwrite to replace)"},
+                    "warnings": [],
+                }
             recorded = stores.read_json("documents.json", {}).get(doc["key"], {})
             if recorded.get("sha256") != doc["sha256"]:  # else: an interrupted ingest of this very file
                 raise IngestError(
@@ -101,7 +106,9 @@ class IngestNodes:
             raise ValueError(f"unexpected ingest status {state['status']!r}")
         ctx = runtime.context or IngestContext()
         return [
-            Send("extract_page", PageTask(path=state["path"], pno=i, crop=ctx.crop_images, processes=ctx.page_processes))
+            Send(
+                "extract_page", PageTask(path=state["path"], pno=i, crop=ctx.crop_images, processes=ctx.page_processes)
+            )
             for i in range(state["doc"]["pages"])
         ]
 
@@ -121,8 +128,10 @@ class IngestNodes:
         warnings = list(state.get("warnings", []))
         blank = [p["page"] for p in pages if not p["has_text"] and p["has_image"]]
         if blank:
-            warnings.append(f"{len(blank)} page(s) have an image but no text layer (not searchable): "
-                            f"{', '.join(map(str, blank[:20]))}{' ...' if len(blank) > 20 else ''}")
+            warnings.append(
+                f"{len(blank)} page(s) have an image but no text layer (not searchable): "
+                f"{', '.join(map(str, blank[:20]))}{' ...' if len(blank) > 20 else ''}"
+            )
         if not any(s["kind"] == "clause" for s in sections.values()):
             warnings.append("no numbered clauses found; the document is indexed as front matter only")
         return {"sections": enrich.with_neighbours(sections), "warnings": warnings}

@@ -73,7 +73,9 @@ def build_query_graph(
             s = stores or open_stores(Settings(), Path(ctx.store_dir))
             root = getattr(s.blobs, "root", None)
             holder[key] = QueryDeps(
-                stores=s, embedder=embedder or build_embedder(Settings()), tasks=tasks or build_query_tasks(Settings()),
+                stores=s,
+                embedder=embedder or build_embedder(Settings()),
+                tasks=tasks or build_query_tasks(Settings()),
                 cache_dir=cache_dir or (Path(root) if root else Path.home() / ".cache" / "clausewise"),
             )
         return holder[key]
@@ -121,11 +123,20 @@ def build_query_graph(
         return route_after_review(state, ctx_of(runtime))
 
     graph = StateGraph(QueryState, context_schema=QueryContext, input_schema=QueryInput, output_schema=QueryOutput)
-    for name, fn in [("triage", triage), ("decompose", decompose), ("vector_widen", vector_widen),
-                     ("keyword", keyword), ("plan_extraction", plan_extraction),
-                     ("relevance_extract", relevance_extract), ("review", review), ("follow_refs", follow_refs),
-                     ("precedence", precedence), ("conflict_check", conflict_check), ("compose", compose),
-                     ("reply", reply)]:
+    for name, fn in [
+        ("triage", triage),
+        ("decompose", decompose),
+        ("vector_widen", vector_widen),
+        ("keyword", keyword),
+        ("plan_extraction", plan_extraction),
+        ("relevance_extract", relevance_extract),
+        ("review", review),
+        ("follow_refs", follow_refs),
+        ("precedence", precedence),
+        ("conflict_check", conflict_check),
+        ("compose", compose),
+        ("reply", reply),
+    ]:
         graph.add_node(name, fn)
     graph.add_edge(START, "triage")
     graph.add_conditional_edges("triage", route_after_triage, ["decompose", "reply"])

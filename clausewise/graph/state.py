@@ -24,17 +24,13 @@ class IngestContext:
     store_dir: str = field(
         default="./clausewise-data", metadata={"description": "Local store directory to ingest into."}
     )
-    crop_images: bool = field(
-        default=True, metadata={"description": "Crop each figure and table to a PNG image."}
-    )
+    crop_images: bool = field(default=True, metadata={"description": "Crop each figure and table to a PNG image."})
     page_processes: int = field(
         default=2, metadata={"description": "Worker processes for page extraction (1: in the graph's threads)."}
     )
     max_file_mb: int = field(default=200, metadata={"description": "Largest PDF accepted, in MB."})
     max_pages: int = field(default=2000, metadata={"description": "Most pages accepted in one PDF."})
-    chunk_chars: int = field(
-        default=500, metadata={"description": "Characters per embedded chunk (heading included)."}
-    )
+    chunk_chars: int = field(default=500, metadata={"description": "Characters per embedded chunk (heading included)."})
 
 
 class IngestInput(TypedDict):

@@ -5,11 +5,17 @@ from __future__ import annotations
 from pathlib import Path
 
 from clausewise.settings import Settings
-from clausewise.stores.base import Blobs, Stores, StoreError
+from clausewise.stores.base import Blobs, StoreError, Stores
 from clausewise.stores.index import EmbeddingMismatch, Hit, KeywordIndex, LocalVectorIndex
 
 __all__ = [
-    "Blobs", "EmbeddingMismatch", "Hit", "KeywordIndex", "LocalVectorIndex", "StoreError", "Stores",
+    "Blobs",
+    "EmbeddingMismatch",
+    "Hit",
+    "KeywordIndex",
+    "LocalVectorIndex",
+    "StoreError",
+    "Stores",
     "open_stores",
 ]
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from clausewise.stores.base import Stores, StoreError
+from clausewise.stores.base import StoreError, Stores
 
 
 class EmbeddingMismatch(StoreError):

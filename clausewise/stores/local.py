@@ -102,7 +102,5 @@ class LocalBlobs:
         if base.is_file():
             return [prefix]
         return sorted(
-            p.relative_to(self.root).as_posix()
-            for p in base.rglob("*")
-            if p.is_file() and not p.name.startswith(".")
+            p.relative_to(self.root).as_posix() for p in base.rglob("*") if p.is_file() and not p.name.startswith(".")
         )

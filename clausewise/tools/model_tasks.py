@@ -213,8 +213,9 @@ def _attr(value: Any) -> str:
 class _ModelTasks:
     """Structured calls with retries, call and token counts, and fallback bookkeeping."""
 
-    def __init__(self, chat_model: BaseChatModel, *, name: str = "gemini", attempts: int = 3,
-                 retry_wait: bool = True) -> None:
+    def __init__(
+        self, chat_model: BaseChatModel, *, name: str = "gemini", attempts: int = 3, retry_wait: bool = True
+    ) -> None:
         self.chat_model = chat_model
         self.name = name
         self.attempts = attempts
@@ -229,8 +230,12 @@ class _ModelTasks:
         if frozenset(variables) != PROMPT_INPUTS[task]:
             raise TypeError(f"{task} takes {sorted(PROMPT_INPUTS[task])}, got {sorted(variables)}")
         structured = self.chat_model.with_structured_output(schema, include_raw=True)
-        chain = (PROMPTS[task] | RunnableLambda(self._count_call) | structured
-                 | RunnableLambda(functools.partial(self._parsed, schema)))
+        chain = (
+            PROMPTS[task]
+            | RunnableLambda(self._count_call)
+            | structured
+            | RunnableLambda(functools.partial(self._parsed, schema))
+        )
         runnable = chain.with_retry(stop_after_attempt=self.attempts, wait_exponential_jitter=self.retry_wait)
         return runnable.invoke(variables, config={"run_name": f"clausewise.{task}"})
 
@@ -284,8 +289,10 @@ def _sections_text(sections: list[Section], focus: dict[str, str]) -> str:
     blocks = []
     for s in sections:
         extra = f' focus="{_attr(focus[s["key"]])}"' if focus.get(s["key"]) else ""
-        blocks.append(f'<section key="{_attr(s["key"])}" kind="{_attr(s.get("kind"))}"{extra}>\n'
-                      f"{_clip(s['text'], MAX_SECTION_CHARS)}\n</section>")
+        blocks.append(
+            f'<section key="{_attr(s["key"])}" kind="{_attr(s.get("kind"))}"{extra}>\n'
+            f"{_clip(s['text'], MAX_SECTION_CHARS)}\n</section>"
+        )
     return "\n\n".join(blocks)
 
 
@@ -306,8 +313,9 @@ class ModelQueryTasks(_ModelTasks):
         self.fallback: QueryTasks = fallback or OfflineQueryTasks()
 
     def triage(self, question: str, history: list[dict[str, Any]]) -> dict[str, Any]:
-        return self.guarded("triage", lambda: self._triage(question, history),
-                            lambda: self.fallback.triage(question, history))
+        return self.guarded(
+            "triage", lambda: self._triage(question, history), lambda: self.fallback.triage(question, history)
+        )
 
     def _triage(self, question: str, history: list[dict[str, Any]]) -> dict[str, Any]:
         out: TriageOut = self.ask("triage", TriageOut, question=question, history=_history_text(history))
@@ -337,27 +345,33 @@ class ModelQueryTasks(_ModelTasks):
 
     def keywords(self, question: str, terms: Terms) -> list[str]:
         def attempt() -> list[str]:
-            out: KeywordsOut = self.ask("keywords", KeywordsOut, question=question,
-                                        related_terms=", ".join(terms.top(15)))
+            out: KeywordsOut = self.ask(
+                "keywords", KeywordsOut, question=question, related_terms=", ".join(terms.top(15))
+            )
             return list(dict.fromkeys(" ".join(k.split()) for k in out.keywords if k.strip()))
 
         return self.guarded("keywords", attempt, lambda: self.fallback.keywords(question, terms))
 
-    def relevance(self, question: str, terms: Terms, sections: list[Section],
-                  focus: dict[str, str]) -> dict[str, list[Extract]]:
+    def relevance(
+        self, question: str, terms: Terms, sections: list[Section], focus: dict[str, str]
+    ) -> dict[str, list[Extract]]:
         """At most 10 sections per call; only quotes found in the section text are kept."""
         out: dict[str, list[Extract]] = {}
         for i in range(0, len(sections), MAX_ITEMS):
             batch = sections[i : i + MAX_ITEMS]
-            out.update(self.guarded(
-                "relevance", functools.partial(self._relevance, question, batch, focus),
-                functools.partial(self.fallback.relevance, question, terms, batch, focus),
-            ))
+            out.update(
+                self.guarded(
+                    "relevance",
+                    functools.partial(self._relevance, question, batch, focus),
+                    functools.partial(self.fallback.relevance, question, terms, batch, focus),
+                )
+            )
         return out
 
     def _relevance(self, question: str, sections: list[Section], focus: dict[str, str]) -> dict[str, list[Extract]]:
-        out: RelevanceOut = self.ask("relevance", RelevanceOut, question=question,
-                                     sections=_sections_text(sections, focus))
+        out: RelevanceOut = self.ask(
+            "relevance", RelevanceOut, question=question, sections=_sections_text(sections, focus)
+        )
         by_key = {s["key"]: s for s in sections}
         found: dict[str, list[Extract]] = {}
         for item in out.sections:
@@ -367,14 +381,16 @@ class ModelQueryTasks(_ModelTasks):
             text = section["text"]
             spans = [span for q in item.quotes if (span := verbatim_span(text, q)) is not None]
             refs = list(dict.fromkeys(r.strip() for r in item.references if r.strip()))
-            extracts = [Extract(section["key"], text[a:b], a, b, 1.0, claimed_refs=list(refs))
-                        for a, b in _merge(spans)]
+            extracts = [
+                Extract(section["key"], text[a:b], a, b, 1.0, claimed_refs=list(refs)) for a, b in _merge(spans)
+            ]
             if extracts:
                 found.setdefault(section["key"], []).extend(extracts)
         return found
 
-    def find_conflicts(self, passages: list[dict[str, Any]], rules: list[dict[str, Any]],
-                       kv: dict[str, Any]) -> list[dict[str, Any]]:
+    def find_conflicts(
+        self, passages: list[dict[str, Any]], rules: list[dict[str, Any]], kv: dict[str, Any]
+    ) -> list[dict[str, Any]]:
         """The model's conflicts within batches of 10 passages, then the rule-based ones over all passages
         (different values of one symbol, recommended values a National Annex may change)."""
         found: list[dict[str, Any]] = []
@@ -406,8 +422,9 @@ class ModelQueryTasks(_ModelTasks):
             return ""
 
         def attempt() -> str:
-            out: SummaryOut = self.ask("summary", SummaryOut, question=question,
-                                       passages=_passages_text(passages[:MAX_ITEMS]))
+            out: SummaryOut = self.ask(
+                "summary", SummaryOut, question=question, passages=_passages_text(passages[:MAX_ITEMS])
+            )
             if not out.summary.strip():
                 raise InvalidOutput("empty summary")
             return out.summary.strip()
@@ -424,15 +441,22 @@ class ModelIngestTasks(_ModelTasks):
         self.fallback: IngestTasks = fallback or OfflineTasks()
 
     def spot_references(self, doc: DocId, section: Section, known: set[str]) -> list[dict[str, Any]]:
-        return self.guarded("references", lambda: self._references(doc, section, known),
-                            lambda: self.fallback.spot_references(doc, section, known))
+        return self.guarded(
+            "references",
+            lambda: self._references(doc, section, known),
+            lambda: self.fallback.spot_references(doc, section, known),
+        )
 
     def _references(self, doc: DocId, section: Section, known: set[str]) -> list[dict[str, Any]]:
         """Each string the model lists is kept where it occurs in the text, and resolved there by the same
         rules as offline. The rules read a few characters around it ("see 4.1" is a reference, "4.1 kN/m2" is
         not); longer strings go first, so "4.1" inside "Table 4.1" is not a second reference."""
-        out: ReferencesOut = self.ask("references", ReferencesOut, section_key=section["key"],
-                                      section_text=_clip(section["text"], MAX_SECTION_CHARS))
+        out: ReferencesOut = self.ask(
+            "references",
+            ReferencesOut,
+            section_key=section["key"],
+            section_text=_clip(section["text"], MAX_SECTION_CHARS),
+        )
         text: str = section["text"]
         refs: list[dict[str, Any]] = []
         taken: list[tuple[int, int]] = []
@@ -451,16 +475,23 @@ class ModelIngestTasks(_ModelTasks):
         return refs
 
     def find_precedence(self, doc: DocId, section: Section, known: set[str]) -> list[dict[str, Any]]:
-        return self.guarded("precedence", lambda: self._precedence(doc, section, known),
-                            lambda: self.fallback.find_precedence(doc, section, known))
+        return self.guarded(
+            "precedence",
+            lambda: self._precedence(doc, section, known),
+            lambda: self.fallback.find_precedence(doc, section, known),
+        )
 
     def _precedence(self, doc: DocId, section: Section, known: set[str]) -> list[dict[str, Any]]:
         """The model's rules whose evidence is in the text, plus the structural rules the offline reasoner
         reads reliably (annex status from the layout, the foreword's list of nationally determined
         parameters, which may name more clauses than one call should)."""
-        out: PrecedenceOut = self.ask("precedence", PrecedenceOut, section_key=section["key"],
-                                      section_kind=str(section.get("kind") or ""),
-                                      section_text=_clip(section["text"], MAX_SECTION_CHARS))
+        out: PrecedenceOut = self.ask(
+            "precedence",
+            PrecedenceOut,
+            section_key=section["key"],
+            section_kind=str(section.get("kind") or ""),
+            section_text=_clip(section["text"], MAX_SECTION_CHARS),
+        )
         text: str = section["text"]
         key = section["key"]
         rules: list[dict[str, Any]] = []
@@ -475,10 +506,20 @@ class ModelIngestTasks(_ModelTasks):
                     probe = dict(section, text=text[where[0] : where[1]])
                     found = [f for f in offline_rules.spot_references(doc, probe, known) if f["target"]]
                     target = found[0]["target"] if found else key
-            rules.append({"key": target, "rule": stated.rule.strip(), "type": stated.type, "source_key": key,
-                          "evidence": text[span[0] : span[1]]})
-        structural = [r for r in offline_rules.find_precedence(doc, section, known)
-                      if r["type"] in ("informative", "normative", "ndp")]
+            rules.append(
+                {
+                    "key": target,
+                    "rule": stated.rule.strip(),
+                    "type": stated.type,
+                    "source_key": key,
+                    "evidence": text[span[0] : span[1]],
+                }
+            )
+        structural = [
+            r
+            for r in offline_rules.find_precedence(doc, section, known)
+            if r["type"] in ("informative", "normative", "ndp")
+        ]
         seen, unique = set(), []
         for r in rules + structural:
             if (r["key"], r["rule"]) not in seen:
@@ -492,9 +533,13 @@ class ModelIngestTasks(_ModelTasks):
     def _terms(self, section: Section) -> list[dict[str, Any]]:
         """Terms written in the section; values only as written there; equivalents may come from the model
         (that is how "dead load" finds "permanent action")."""
-        out: TermsOut = self.ask("terms", TermsOut, section_key=section["key"],
-                                 section_title=str(section.get("title") or ""),
-                                 section_text=_clip(section["text"], MAX_SECTION_CHARS))
+        out: TermsOut = self.ask(
+            "terms",
+            TermsOut,
+            section_key=section["key"],
+            section_title=str(section.get("title") or ""),
+            section_text=_clip(section["text"], MAX_SECTION_CHARS),
+        )
         text: str = section["text"]
         key = section["key"]
         found: list[dict[str, Any]] = []
@@ -512,14 +557,20 @@ class ModelIngestTasks(_ModelTasks):
         return found
 
     def describe_object(self, obj: Section, referring: list[str]) -> str:
-        return self.guarded("description", lambda: self._describe(obj, referring),
-                            lambda: self.fallback.describe_object(obj, referring))
+        return self.guarded(
+            "description", lambda: self._describe(obj, referring), lambda: self.fallback.describe_object(obj, referring)
+        )
 
     def _describe(self, obj: Section, referring: list[str]) -> str:
         caption = str(obj.get("caption") or obj.get("title") or "")
-        out: DescriptionOut = self.ask("description", DescriptionOut, object_key=obj["key"],
-                                       caption=_attr(caption), object_text=_clip(obj["text"], MAX_SECTION_CHARS),
-                                       referring="\n".join(f"- {_clip(s, 400)}" for s in referring[:MAX_ITEMS]))
+        out: DescriptionOut = self.ask(
+            "description",
+            DescriptionOut,
+            object_key=obj["key"],
+            caption=_attr(caption),
+            object_text=_clip(obj["text"], MAX_SECTION_CHARS),
+            referring="\n".join(f"- {_clip(s, 400)}" for s in referring[:MAX_ITEMS]),
+        )
         if not out.description.strip():
             raise InvalidOutput("empty description")
         return f"{caption}\n{out.description.strip()}" if caption else out.description.strip()

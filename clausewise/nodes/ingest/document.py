@@ -85,7 +85,8 @@ def validate_pdf(path: Path, *, max_file_mb: int, max_pages: int) -> pymupdf.Doc
             if doc.is_repaired:
                 # MuPDF rebuilt a broken cross-reference table: a truncated file reads as empty pages.
                 empty = [
-                    i + 1 for i in range(doc.page_count)
+                    i + 1
+                    for i in range(doc.page_count)
                     if not texts[i].strip() and not doc[i].get_images() and not doc[i].get_drawings()
                 ]
                 if empty:
@@ -138,8 +139,13 @@ def identify(doc: pymupdf.Document, path: Path, publisher: str | None, code: str
         lines = [ln.strip() for ln in first_text.split("\n") if len(ln.strip()) > 12]
         title = next((ln for ln in lines if not parse_designation(ln)), lines[0] if lines else found.display)
     return {
-        "key": found.key, "publisher": found.publisher, "code": found.code, "display": found.display,
-        "edition": found.edition, "title": title[:300], "pages": doc.page_count,
+        "key": found.key,
+        "publisher": found.publisher,
+        "code": found.code,
+        "display": found.display,
+        "edition": found.edition,
+        "title": title[:300],
+        "pages": doc.page_count,
     }
 
 
@@ -169,8 +175,13 @@ def commit_document(stores: Stores, state: dict[str, Any], crop_images: bool) ->
             raw = page_objects.get((s["pages"][0], s["kind"], s.get("raw_number", s["number"])))
             image = writer.put_image(key, raw["png"]) if crop_images and raw and raw.get("png") else None
             objects[key] = {
-                "key": key, "kind": s["kind"], "number": s["number"], "caption": s.get("caption"),
-                "page": s["pages"][0], "bbox": s.get("bbox"), "image": image,
+                "key": key,
+                "kind": s["kind"],
+                "number": s["number"],
+                "caption": s.get("caption"),
+                "page": s["pages"][0],
+                "bbox": s.get("bbox"),
+                "image": image,
                 "description": state["descriptions"].get(key, ""),
             }
             s["description"] = objects[key]["description"]
@@ -196,9 +207,16 @@ def commit_document(stores: Stores, state: dict[str, Any], crop_images: bool) ->
     def update_master(docs: dict[str, Any]) -> dict[str, Any]:
         entry = docs.get(doc_key, {})
         entry.update(
-            key=doc_key, title=doc["title"], publisher=doc["publisher"], code=doc["display"],
-            edition=doc["edition"], status="ingested", pages=doc["pages"], sha256=doc["sha256"],
-            file=Path(state["path"]).name, ingested_at=now,
+            key=doc_key,
+            title=doc["title"],
+            publisher=doc["publisher"],
+            code=doc["display"],
+            edition=doc["edition"],
+            status="ingested",
+            pages=doc["pages"],
+            sha256=doc["sha256"],
+            file=Path(state["path"]).name,
+            ingested_at=now,
         )
         entry.setdefault("referenced_by", [])
         docs[doc_key] = entry
@@ -226,10 +244,14 @@ def commit_document(stores: Stores, state: dict[str, Any], crop_images: bool) ->
 
     kv = stores.update_kv(update_kv)
     counts = summarise(state, objects, precedence, kv, doc_key)
-    entry = {"title": doc["title"], "edition": doc["edition"], "pages": doc["pages"], "file": Path(state["path"]).name,
-             "ingested_at": now}
-    writer.publish({"doc_key": doc_key, "sha256": doc["sha256"], "counts": counts, "committed_at": now,
-                    "entry": entry})
+    entry = {
+        "title": doc["title"],
+        "edition": doc["edition"],
+        "pages": doc["pages"],
+        "file": Path(state["path"]).name,
+        "ingested_at": now,
+    }
+    writer.publish({"doc_key": doc_key, "sha256": doc["sha256"], "counts": counts, "committed_at": now, "entry": entry})
     stores.garbage_collect(doc_key)
     return counts
 

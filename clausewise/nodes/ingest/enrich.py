@@ -51,12 +51,19 @@ def find_precedence(tasks: IngestTasks, state: dict[str, Any]) -> list[dict[str,
         for rule in tasks.find_precedence(doc, section, known):
             rules.append(rule)
     # Annex status governs every clause, table and figure inside the annex.
-    for key, section in sections.items():
+    for key in sections:
         annex = _annex_ancestor(sections, key)
         if annex and annex != key and sections[annex].get("status") == "informative":
-            rules.append({"key": key, "rule": f"in informative {sections[annex]['section'].replace('_', ' ').title()}: "
-                          "guidance, not a requirement", "type": "informative", "source_key": annex,
-                          "evidence": "(informative)"})
+            rules.append(
+                {
+                    "key": key,
+                    "rule": f"in informative {sections[annex]['section'].replace('_', ' ').title()}: "
+                    "guidance, not a requirement",
+                    "type": "informative",
+                    "source_key": annex,
+                    "evidence": "(informative)",
+                }
+            )
     return rules
 
 
@@ -80,7 +87,7 @@ def extract_terms(tasks: IngestTasks, state: dict[str, Any]) -> list[dict[str, A
 def describe_objects(tasks: IngestTasks, state: dict[str, Any]) -> dict[str, str]:
     sections: Sections = state["sections"]
     citing: dict[str, list[str]] = {}
-    for key, section in sections.items():
+    for section in sections.values():
         for m in re.finditer(r"[^.\n]*\b(Table|Figure)\s?([A-H]?\.?\d{1,2}(?:\.\d{1,2})?)[^.\n]*", section["text"]):
             citing.setdefault(f"{m.group(1).lower()}_{m.group(2)}", []).append(m.group(0).strip())
     out = {}
@@ -114,10 +121,17 @@ def make_chunks(sections: Sections, descriptions: dict[str, str], chunk_chars: i
             for pos, pno in s.get("page_map", []):
                 if pos <= offset:
                     page = pno
-            chunks.append({
-                "key": key, "chunk": n, "text": f"{heading}\n{text}", "page": page, "kind": s["kind"],
-                "document": s["document"], "doc_key": s["doc_key"],
-            })
+            chunks.append(
+                {
+                    "key": key,
+                    "chunk": n,
+                    "text": f"{heading}\n{text}",
+                    "page": page,
+                    "kind": s["kind"],
+                    "document": s["document"],
+                    "doc_key": s["doc_key"],
+                }
+            )
             offset += len(text) + 1
             n += 1
             start = end

@@ -208,8 +208,10 @@ def extract_page(doc: pymupdf.Document, pno: int, *, crop: bool = True) -> dict[
     header, footer, body = [], [], []
     for ln in lines:
         y0, y1 = ln["bbox"][1], ln["bbox"][3]
-        if y1 < rect.y0 + 0.075 * height and len(ln["text"]) < 70 or (
-            y1 < rect.y0 + 0.095 * height and re.search(r"\b(EN|BS|ISO)\s?\d", ln["text"]) and len(ln["text"]) < 40
+        if (
+            y1 < rect.y0 + 0.075 * height
+            and len(ln["text"]) < 70
+            or (y1 < rect.y0 + 0.095 * height and re.search(r"\b(EN|BS|ISO)\s?\d", ln["text"]) and len(ln["text"]) < 40)
         ):
             header.append(ln)
         elif y0 > rect.y0 + 0.925 * height and len(ln["text"]) < 40:
@@ -249,8 +251,10 @@ def extract_page(doc: pymupdf.Document, pno: int, *, crop: bool = True) -> dict[
     for (kind, number, title), cap in candidates:
         confirmed = any(_overlap_y(b, cap["bbox"]) > 0.3 and _overlap_x(b, cap["bbox"]) > 0 for b in boxes)
         # A bare "Figure C.2" line (no title, no full stop) beside a figure the model found.
-        beside = not title and not cap["text"].rstrip().endswith(".") and any(
-            _distance(kind, cap["bbox"], b) < 80 for b in objects_found
+        beside = (
+            not title
+            and not cap["text"].rstrip().endswith(".")
+            and any(_distance(kind, cap["bbox"], b) < 80 for b in objects_found)
         )
         titled_below = kind == "table" and not regions and _titled_below(cap, body)
         if confirmed or beside or titled_below or parse_caption(cap["text"], strict=True):
@@ -274,17 +278,22 @@ def extract_page(doc: pymupdf.Document, pno: int, *, crop: bool = True) -> dict[
                     title_lines.append(below[0]["bbox"])
                     cap = {"text": cap["text"] + " " + title, "bbox": cap["bbox"]}
             objects.append(
-                {"kind": kind, "number": number, "title": title, "caption": cap["text"],
-                 "caption_bbox": cap["bbox"], "bbox": [round(v, 1) for v in region], "region": source}
+                {
+                    "kind": kind,
+                    "number": number,
+                    "title": title,
+                    "caption": cap["text"],
+                    "caption_bbox": cap["bbox"],
+                    "bbox": [round(v, 1) for v in region],
+                    "region": source,
+                }
             )
     # Assign lines: object bodies leave the running text; caption lines stay as anchors.
     flow = []
     for ln in body:
         if ln["bbox"] in title_lines:
             continue
-        owner = next(
-            (o for o in objects if o["caption_bbox"] != ln["bbox"] and _inside(ln, o["bbox"])), None
-        )
+        owner = next((o for o in objects if o["caption_bbox"] != ln["bbox"] and _inside(ln, o["bbox"])), None)
         if owner is not None:
             owner.setdefault("lines", []).append(ln)
         if owner is None or (owner["region"] == "estimate" and owner["kind"] == "figure"):
@@ -292,8 +301,11 @@ def extract_page(doc: pymupdf.Document, pno: int, *, crop: bool = True) -> dict[
     drawings: list[pymupdf.Rect] = []
     if objects:
         with MUPDF_LOCK:  # born-digital pages draw figures and table rules as vector paths
-            drawings = [pymupdf.Rect(d["rect"]) for d in page.get_drawings()
-                        if d["rect"].width * d["rect"].height < 0.5 * rect.width * rect.height]  # no page frames
+            drawings = [
+                pymupdf.Rect(d["rect"])
+                for d in page.get_drawings()
+                if d["rect"].width * d["rect"].height < 0.5 * rect.width * rect.height
+            ]  # no page frames
         if turn is not None:
             drawings = [r * turn for r in drawings]
     for obj in objects:
@@ -378,8 +390,12 @@ def extract_page_pooled(path: str, pno: int, *, crop: bool, processes: int) -> d
     with _pool_lock:
         if _pool is None or _pool._max_workers != processes:
             _shutdown_pool()
-            _pool = ProcessPoolExecutor(processes, mp_context=multiprocessing.get_context("spawn"),
-                                        initializer=_exit_with_parent, initargs=(os.getpid(),))
+            _pool = ProcessPoolExecutor(
+                processes,
+                mp_context=multiprocessing.get_context("spawn"),
+                initializer=_exit_with_parent,
+                initargs=(os.getpid(),),
+            )
             atexit.register(_shutdown_pool)
         pool = _pool
     try:

@@ -80,7 +80,9 @@ def _is_toc_page(lines: list[dict[str, Any]]) -> bool:
     titled_numbers = sum(1 for ln in lines if re.search(r"[A-Za-z]{3,}\s+\d{1,3}$", ln["text"].strip()))
     contents = any(re.fullmatch(r"(table of )?contents", ln["text"].strip(), re.I) for ln in lines[:6])
     return (
-        leaders >= 4 or bare_numbers >= 8 or titled_numbers >= 8
+        leaders >= 4
+        or bare_numbers >= 8
+        or titled_numbers >= 8
         or (contents and bare_numbers + leaders + titled_numbers >= 3)
     )
 
@@ -287,10 +289,17 @@ def build_sections(doc: DocId, title: str, pages: list[dict[str, Any]]) -> dict[
             if cap:
                 caption_owner.setdefault((line.page, cap[0], cap[1]), key)
         entries[key] = {
-            "key": key, "document": doc.display, "doc_key": doc.key, "section": draft.code,
-            "kind": draft.kind, "title": draft.title, "text": text, "page_map": page_map,
+            "key": key,
+            "document": doc.display,
+            "doc_key": doc.key,
+            "section": draft.code,
+            "kind": draft.kind,
+            "title": draft.title,
+            "text": text,
+            "page_map": page_map,
             "pages": sorted({ln.page for ln in draft.lines}),
-            "parent": object_key(doc, draft.parent) if draft.parent else None, **draft.extra,
+            "parent": object_key(doc, draft.parent) if draft.parent else None,
+            **draft.extra,
         }
     # Parents that were never seen as headings (OCR lost them) fall back to the nearest ancestor.
     for entry in entries.values():
@@ -318,10 +327,21 @@ def build_sections(doc: DocId, title: str, pages: list[dict[str, Any]]) -> dict[
                 prior.setdefault("continued", []).append({"page": page["page"], "bbox": obj["bbox"]})
                 continue
             entries[key] = {
-                "key": key, "document": doc.display, "doc_key": doc.key, "section": code.replace("_", " ").title(),
-                "kind": obj["kind"], "title": obj["title"], "text": text, "page_map": [[0, page["page"]]],
-                "pages": [page["page"]], "parent": parent, "number": number, "raw_number": obj["number"],
-                "caption": obj["caption"], "bbox": obj["bbox"], "rows": obj.get("rows"),
+                "key": key,
+                "document": doc.display,
+                "doc_key": doc.key,
+                "section": code.replace("_", " ").title(),
+                "kind": obj["kind"],
+                "title": obj["title"],
+                "text": text,
+                "page_map": [[0, page["page"]]],
+                "pages": [page["page"]],
+                "parent": parent,
+                "number": number,
+                "raw_number": obj["number"],
+                "caption": obj["caption"],
+                "bbox": obj["bbox"],
+                "rows": obj.get("rows"),
             }
             _insert_after(ordered, parent, key)
     _expressions(doc, entries, ordered)
@@ -391,10 +411,18 @@ def _expressions(doc: DocId, entries: dict[str, dict[str, Any]], ordered: list[s
             offset = sum(len(ln) + 1 for ln in lines[:idx])
             page = _page_at(entry["page_map"], offset)
             entries[ekey] = {
-                "key": ekey, "document": doc.display, "doc_key": doc.key, "section": f"Expression ({number})",
-                "kind": "expression", "title": f"Expression ({number})",
-                "text": f"{formula} ({number})".strip(), "formula": formula, "page_map": [[0, page]],
-                "pages": [page], "parent": key, "number": number,
+                "key": ekey,
+                "document": doc.display,
+                "doc_key": doc.key,
+                "section": f"Expression ({number})",
+                "kind": "expression",
+                "title": f"Expression ({number})",
+                "text": f"{formula} ({number})".strip(),
+                "formula": formula,
+                "page_map": [[0, page]],
+                "pages": [page],
+                "parent": key,
+                "number": number,
             }
             _insert_after(ordered, key, ekey)
 

@@ -23,12 +23,22 @@ def build_passages(deps: QueryDeps, state: QueryState) -> list[dict[str, Any]]:
             continue
         c = cands.get(key, {"via": "vector", "hop": 0, "from_key": None})
         for part in parts:
-            passages.append({
-                "key": key, "document": section["document"], "section": section["section"],
-                "kind": section["kind"], "title": section.get("title"), "page": part["pages"][0],
-                "pages": part["pages"], "text": part["text"], "hop": c["hop"], "via": c["via"],
-                "from_key": c.get("from_key"), "score": part["score"],
-            })
+            passages.append(
+                {
+                    "key": key,
+                    "document": section["document"],
+                    "section": section["section"],
+                    "kind": section["kind"],
+                    "title": section.get("title"),
+                    "page": part["pages"][0],
+                    "pages": part["pages"],
+                    "text": part["text"],
+                    "hop": c["hop"],
+                    "via": c["via"],
+                    "from_key": c.get("from_key"),
+                    "score": part["score"],
+                }
+            )
     passages.sort(key=lambda p: (p["hop"], _VIA_ORDER.get(p["via"], 3), -p["score"], p["document"], p["page"]))
     return passages
 
@@ -50,8 +60,15 @@ def precedence(deps: QueryDeps, state: QueryState) -> dict[str, Any]:
                 marker = (key, rule["rule"])
                 if marker not in seen:
                     seen.add(marker)
-                    rules.append({"key": key, "rule": rule["rule"], "source_key": rule["source_key"],
-                                  "type": rule.get("type"), "via": governed if governed != key else None})
+                    rules.append(
+                        {
+                            "key": key,
+                            "rule": rule["rule"],
+                            "source_key": rule["source_key"],
+                            "type": rule.get("type"),
+                            "via": governed if governed != key else None,
+                        }
+                    )
     return {"precedence": rules}
 
 
@@ -66,23 +83,45 @@ def compose(deps: QueryDeps, state: QueryState, ctx: QueryContext) -> dict[str, 
     passages = build_passages(deps, state)
     images = []
     for p in passages:
-        if p["kind"] in ("figure", "table") and len(images) < ctx.max_images and p["key"] not in {i["id"] for i in images}:
+        if (
+            p["kind"] in ("figure", "table")
+            and len(images) < ctx.max_images
+            and p["key"] not in {i["id"] for i in images}
+        ):
             obj = deps.stores.lookup("objects", p["key"]) or {}
             png = deps.stores.object_image(p["key"]) if obj.get("image") else None
             if png:
-                images.append({"id": p["key"], "path": obj["image"], "base64": base64.b64encode(png).decode(),
-                               "caption": obj.get("caption"), "page": obj.get("page"), "bbox": obj.get("bbox")})
+                images.append(
+                    {
+                        "id": p["key"],
+                        "path": obj["image"],
+                        "base64": base64.b64encode(png).decode(),
+                        "caption": obj.get("caption"),
+                        "page": obj.get("page"),
+                        "bbox": obj.get("bbox"),
+                    }
+                )
     summary = deps.tasks.summarise(state["search_question"], passages)
     markdown = render_markdown(state, passages, images, summary)
-    trace = {**usage_since(deps, state), "widenings": state.get("widenings", 0),
-             "hops": state.get("hops", 0), "elapsed_s": round(time.perf_counter() - state["started"], 3),
-             "candidates": len(state.get("candidates") or {}), "notes": state.get("notes", []),
-             "rejected_references": state.get("rejected_references") or []}
+    trace = {
+        **usage_since(deps, state),
+        "widenings": state.get("widenings", 0),
+        "hops": state.get("hops", 0),
+        "elapsed_s": round(time.perf_counter() - state["started"], 3),
+        "candidates": len(state.get("candidates") or {}),
+        "notes": state.get("notes", []),
+        "rejected_references": state.get("rejected_references") or [],
+    }
     for p in passages:
         p.pop("score", None)
         p.pop("title", None)
-    return {"passages": passages, "images": images, "answer_markdown": markdown, "trace": trace,
-            "history": [{"question": state["question"], "answer": markdown}]}
+    return {
+        "passages": passages,
+        "images": images,
+        "answer_markdown": markdown,
+        "trace": trace,
+        "history": [{"question": state["question"], "answer": markdown}],
+    }
 
 
 def usage_since(deps: QueryDeps, state: QueryState) -> dict[str, Any]:
@@ -92,31 +131,50 @@ def usage_since(deps: QueryDeps, state: QueryState) -> dict[str, Any]:
     if usage is None:
         return {"mode": "offline", "llm_calls": 0, "tokens": 0, "degraded": []}
     now, before = usage(), state.get("usage_before") or {}
-    return {"mode": now["mode"], "llm_calls": now["llm_calls"] - before.get("llm_calls", 0),
-            "tokens": now["tokens"] - before.get("tokens", 0),
-            "degraded": now["degraded"][len(before.get("degraded", [])) :]}
+    return {
+        "mode": now["mode"],
+        "llm_calls": now["llm_calls"] - before.get("llm_calls", 0),
+        "tokens": now["tokens"] - before.get("tokens", 0),
+        "degraded": now["degraded"][len(before.get("degraded", [])) :],
+    }
 
 
 def reply(deps: QueryDeps, state: QueryState) -> dict[str, Any]:
     """Greeting or a repeat: a short answer, no search."""
     text = state.get("reply") or ""
-    return {"passages": [], "images": [], "precedence": [], "conflicts": [], "unfollowed_references": [],
-            "unresolved_references": [], "answer_markdown": text,
-            "trace": {**usage_since(deps, state), "widenings": 0, "hops": 0,
-                      "elapsed_s": round(time.perf_counter() - state["started"], 3), "route": state["route"]},
-            "history": [{"question": state["question"], "answer": text}] if state["route"] == "chat" else []}
+    return {
+        "passages": [],
+        "images": [],
+        "precedence": [],
+        "conflicts": [],
+        "unfollowed_references": [],
+        "unresolved_references": [],
+        "answer_markdown": text,
+        "trace": {
+            **usage_since(deps, state),
+            "widenings": 0,
+            "hops": 0,
+            "elapsed_s": round(time.perf_counter() - state["started"], 3),
+            "route": state["route"],
+        },
+        "history": [{"question": state["question"], "answer": text}] if state["route"] == "chat" else [],
+    }
 
 
-def render_markdown(state: QueryState, passages: list[dict[str, Any]], images: list[dict[str, Any]],
-                    summary: str) -> str:
+def render_markdown(
+    state: QueryState, passages: list[dict[str, Any]], images: list[dict[str, Any]], summary: str
+) -> str:
     q = state["search_question"]
     lines = [f"## {q}", ""]
     for note in state.get("notes") or []:
         lines.append(f"> {note}")
     if not passages:
-        lines += ["Nothing in the ingested codes bears on this question.", "",
-                  "Try naming the action or element (for example *imposed load*, *snow load on roofs*, "
-                  "*density of concrete*), the code part if you know it (*EN 1991-1-3*), or a symbol (*sk*, *Ce*)."]
+        lines += [
+            "Nothing in the ingested codes bears on this question.",
+            "",
+            "Try naming the action or element (for example *imposed load*, *snow load on roofs*, "
+            "*density of concrete*), the code part if you know it (*EN 1991-1-3*), or a symbol (*sk*, *Ce*).",
+        ]
         return "\n".join(lines)
     lines += ["### Summary", summary, "", "### Findings"]
     direct = [p for p in passages if p["hop"] == 0]
@@ -134,8 +192,10 @@ def render_markdown(state: QueryState, passages: list[dict[str, Any]], images: l
     if images:
         lines += ["", "### Figures and tables"]
         for img in images:
-            lines.append(f"![{img.get('caption') or img['id']}]({img['path']})  \n*{img.get('caption') or img['id']}*, "
-                         f"page {img['page']}")
+            lines.append(
+                f"![{img.get('caption') or img['id']}]({img['path']})  \n*{img.get('caption') or img['id']}*, "
+                f"page {img['page']}"
+            )
     if state.get("precedence"):
         lines += ["", "### Precedence"]
         for r in state["precedence"][:40]:

@@ -23,8 +23,11 @@ def extract_tasks(state: QueryState) -> list[ExtractTask]:
     keys = pending(state)
     cands = state.get("candidates") or {}
     return [
-        ExtractTask(question=state["search_question"], keys=keys[i : i + BATCH],
-                    focus={k: cands[k]["focus"] for k in keys[i : i + BATCH] if cands[k].get("focus")})
+        ExtractTask(
+            question=state["search_question"],
+            keys=keys[i : i + BATCH],
+            focus={k: cands[k]["focus"] for k in keys[i : i + BATCH] if cands[k].get("focus")},
+        )
         for i in range(0, len(keys), BATCH)
     ]
 
@@ -40,9 +43,15 @@ def relevance_extract(deps: QueryDeps, task: ExtractTask) -> dict[str, Any]:
             if ex.text not in text:  # extracted text must occur in the section, verbatim
                 continue
             start = ex.start if text[ex.start : ex.start + len(ex.text)] == ex.text else text.index(ex.text)
-            out[section["key"]].append({"text": ex.text, "start": start, "score": round(ex.score, 3),
-                                        "pages": pages_of(section, start, start + len(ex.text)),
-                                        "claimed_refs": ex.claimed_refs})
+            out[section["key"]].append(
+                {
+                    "text": ex.text,
+                    "start": start,
+                    "score": round(ex.score, 3),
+                    "pages": pages_of(section, start, start + len(ex.text)),
+                    "claimed_refs": ex.claimed_refs,
+                }
+            )
     return {"extracts": out}
 
 
@@ -82,18 +91,33 @@ def follow_refs(deps: QueryDeps, state: QueryState, max_hops: int) -> dict[str, 
             targets.append(ref)
         claimed = [r for part in parts for r in part.get("claimed_refs") or []]
         if claimed:
-            checked, wrong = claimed_references(section, claimed, set(deps.stores.doc_table(section["doc_key"], "sections")))
+            checked, wrong = claimed_references(
+                section, claimed, set(deps.stores.doc_table(section["doc_key"], "sections"))
+            )
             targets += checked
             rejected += [{"from_key": key, "ref": r, "reason": "not in the source text"} for r in wrong]
         # The clause a table or figure hangs from, and the table a clause introduces, are neighbours.
         if section.get("kind") in ("table", "figure", "expression") and section.get("parent"):
-            targets.append({"raw": "parent clause", "target": section["parent"], "kind": "neighbour",
-                            "document": section["doc_key"], "resolved": True})
+            targets.append(
+                {
+                    "raw": "parent clause",
+                    "target": section["parent"],
+                    "kind": "neighbour",
+                    "document": section["doc_key"],
+                    "resolved": True,
+                }
+            )
         for ref in targets:
             target, raw = ref.get("target"), ref["raw"].strip()
             if ref["document"] not in visible:
-                unresolved.append({"from_key": key, "ref": raw, "document": ref["document"],
-                                   "reason": f"document not ingested ({_doc_name(ref['document'])})"})
+                unresolved.append(
+                    {
+                        "from_key": key,
+                        "ref": raw,
+                        "document": ref["document"],
+                        "reason": f"document not ingested ({_doc_name(ref['document'])})",
+                    }
+                )
                 continue
             if not target or deps.section(target) is None:
                 if ref["kind"] != "neighbour":
@@ -103,8 +127,12 @@ def follow_refs(deps: QueryDeps, state: QueryState, max_hops: int) -> dict[str, 
                 unfollowed.append({"from_key": key, "ref": raw, "target": target})
                 continue
             para = re.search(r"\(\s?(\d{1,2})\s?\)", raw)
-            entry = {"via": "neighbour" if ref["kind"] == "neighbour" else "reference", "hop": hop + 1,
-                     "from_key": key, "ref": raw}
+            entry = {
+                "via": "neighbour" if ref["kind"] == "neighbour" else "reference",
+                "hop": hop + 1,
+                "from_key": key,
+                "ref": raw,
+            }
             if para:
                 entry["focus"] = f"({para.group(1)})"
             elif re.search(r"_(table|figure|expression)_", target):
@@ -114,9 +142,14 @@ def follow_refs(deps: QueryDeps, state: QueryState, max_hops: int) -> dict[str, 
             elif target in extracts and not extracts[target] and entry.get("focus") and target not in new:
                 new[target] = entry  # read again, now for the paragraph the reference names
     reread = {k: [] for k in new if k in extracts}
-    update: dict[str, Any] = {"candidates": new, "followed": done, "hops": max(state.get("hops", 0), 1 if new else 0),
-                              "unfollowed_references": _unique(unfollowed), "unresolved_references": _unique(unresolved),
-                              "rejected_references": _unique(rejected)}
+    update: dict[str, Any] = {
+        "candidates": new,
+        "followed": done,
+        "hops": max(state.get("hops", 0), 1 if new else 0),
+        "unfollowed_references": _unique(unfollowed),
+        "unresolved_references": _unique(unresolved),
+        "rejected_references": _unique(rejected),
+    }
     if reread:
         update["extracts"] = {k: v for k, v in extracts.items() if k not in reread} | {"__reset__": True}
     if new:
@@ -124,7 +157,9 @@ def follow_refs(deps: QueryDeps, state: QueryState, max_hops: int) -> dict[str, 
     return update
 
 
-def claimed_references(section: dict[str, Any], claimed: list[str], known: set[str]) -> tuple[list[dict[str, Any]], list[str]]:
+def claimed_references(
+    section: dict[str, Any], claimed: list[str], known: set[str]
+) -> tuple[list[dict[str, Any]], list[str]]:
     """References a model says a section makes: kept only when the words are in the section's text,
     then resolved with the same rules as ingestion."""
     from clausewise.keys import DocId

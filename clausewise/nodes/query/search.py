@@ -21,17 +21,29 @@ def triage(deps: QueryDeps, state: QueryState, ctx: QueryContext) -> dict[str, A
         raise QueryInputError("the question is empty: ask about a design code, e.g. 'What density for concrete?'")
     notes = []
     if len(question) > ctx.max_question_chars:
-        notes.append(f"The question was {len(question)} characters; only the first {ctx.max_question_chars} were searched.")
+        notes.append(
+            f"The question was {len(question)} characters; only the first {ctx.max_question_chars} were searched."
+        )
         question = question[: ctx.max_question_chars]
     usage = getattr(deps.tasks, "usage", None)
     before = usage() if usage else {}
     decision = deps.tasks.triage(question, state.get("history") or [])
     fresh: dict[str, Any] = {
-        "question": question, "route": decision["route"], "notes": notes, "started": time.perf_counter(),
+        "question": question,
+        "route": decision["route"],
+        "notes": notes,
+        "started": time.perf_counter(),
         "usage_before": before,
-        "candidates": {RESET: True}, "extracts": {RESET: True}, "followed": {RESET: True},
-        "vector_offset": 0, "widenings": 0, "hops": 0, "last_vector_batch": [],
-        "unfollowed_references": [], "unresolved_references": [], "rejected_references": [],
+        "candidates": {RESET: True},
+        "extracts": {RESET: True},
+        "followed": {RESET: True},
+        "vector_offset": 0,
+        "widenings": 0,
+        "hops": 0,
+        "last_vector_batch": [],
+        "unfollowed_references": [],
+        "unresolved_references": [],
+        "rejected_references": [],
     }
     if decision["route"] == "chat":
         fresh["reply"] = decision["reply"]
@@ -46,7 +58,9 @@ def triage(deps: QueryDeps, state: QueryState, ctx: QueryContext) -> dict[str, A
 
 def decompose(deps: QueryDeps, state: QueryState) -> dict[str, Any]:
     if not deps.stores.visible_documents():
-        raise QueryInputError(f"no documents are ingested in {deps.stores.blobs.describe()}; run `clausewise ingest` first")
+        raise QueryInputError(
+            f"no documents are ingested in {deps.stores.blobs.describe()}; run `clausewise ingest` first"
+        )
     return {"sub_questions": deps.tasks.decompose(state["search_question"])}
 
 
@@ -72,8 +86,12 @@ def vector_widen(deps: QueryDeps, state: QueryState, ctx: QueryContext) -> dict[
     latest = [k for _, k in sorted(order, key=lambda x: -x[0]) if k in batch or k in known]
     latest = list(dict.fromkeys(latest))
     widened = state.get("widenings", 0) + (1 if offset else 0)
-    return {"candidates": batch, "vector_offset": offset + ctx.vector_batch, "last_vector_batch": latest,
-            "widenings": widened}
+    return {
+        "candidates": batch,
+        "vector_offset": offset + ctx.vector_batch,
+        "last_vector_batch": latest,
+        "widenings": widened,
+    }
 
 
 def keyword(deps: QueryDeps, state: QueryState, ctx: QueryContext) -> dict[str, Any]:
@@ -81,5 +99,9 @@ def keyword(deps: QueryDeps, state: QueryState, ctx: QueryContext) -> dict[str, 
     terms = deps.terms(state["search_question"])
     words = deps.tasks.keywords(state["search_question"], terms)
     hits = deps.keyword_index.search(words, limit=ctx.max_keyword_sections) if words else []
-    return {"candidates": {key: {"via": "keyword", "hop": 0, "from_key": None, "score": round(score, 3),
-                                 "keywords": words} for key, score in hits}}
+    return {
+        "candidates": {
+            key: {"via": "keyword", "hop": 0, "from_key": None, "score": round(score, 3), "keywords": words}
+            for key, score in hits
+        }
+    }
