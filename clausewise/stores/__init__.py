@@ -23,9 +23,29 @@ __all__ = [
 def open_stores(settings: Settings, store_dir: Path | None = None) -> Stores:
     """The configured stores; an explicit ``store_dir`` (e.g. CLI ``--store``) wins over settings."""
     if settings.r2_bucket and store_dir is None:
-        raise StoreError(
-            "R2 settings are present but the R2 backend is not available in this version; "
-            "unset R2_* to use the local store"
+        values = {
+            "R2_API_URL": settings.r2_api_url,
+            "R2_ACCESS_KEY_ID": settings.r2_access_key_id.get_secret_value() if settings.r2_access_key_id else None,
+            "R2_SECRET_ACCESS_KEY": (
+                settings.r2_secret_access_key.get_secret_value() if settings.r2_secret_access_key else None
+            ),
+            "R2_BUCKET": settings.r2_bucket,
+        }
+        missing = [name for name, value in values.items() if not value]
+        if missing:
+            raise StoreError(
+                f"R2_BUCKET is set but {', '.join(missing)} {'is' if len(missing) == 1 else 'are'} not; "
+                "set all four R2 settings, or unset R2_BUCKET to use the local store"
+            )
+        from clausewise.stores.r2 import R2Blobs
+
+        return Stores(
+            R2Blobs(
+                values["R2_API_URL"],  # type: ignore[arg-type]
+                values["R2_ACCESS_KEY_ID"],  # type: ignore[arg-type]
+                values["R2_SECRET_ACCESS_KEY"],  # type: ignore[arg-type]
+                settings.r2_bucket,
+            )
         )
     from clausewise.stores.local import LocalBlobs
 

@@ -15,6 +15,7 @@ A re-ingest writes a new generation and then swaps the manifest, so readers neve
 
 from __future__ import annotations
 
+import builtins
 import io
 import json
 import time
@@ -51,7 +52,7 @@ class Blobs(Protocol):
     def delete_prefix(self, prefix: str) -> None:
         """Remove everything under ``prefix``, leftovers of interrupted writes included."""
 
-    def list_dirs(self, prefix: str) -> list[str]:
+    def list_dirs(self, prefix: str) -> builtins.list[str]:  # "list" here is the method above
         """Names of the folders directly under ``prefix``."""
 
     def describe(self) -> str: ...
