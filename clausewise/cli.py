@@ -252,8 +252,10 @@ def answer_question(stores: Stores, question: str, thread: str | None = None) ->
     from clausewise.graph.query import build_query_graph
     from clausewise.tools.models import build_embedder
 
-    root = getattr(stores.blobs, "root", Path("."))
-    conn = sqlite3.connect(Path(root) / "threads.sqlite", check_same_thread=False)
+    root = getattr(stores.blobs, "root", None)  # a bucket keeps no local files: threads go to the cache
+    cache = Path(root) if root else Path.home() / ".cache" / "clausewise"
+    cache.mkdir(parents=True, exist_ok=True)
+    conn = sqlite3.connect(cache / "threads.sqlite", check_same_thread=False)
     try:
         graph = build_query_graph(stores=stores, embedder=build_embedder(Settings()), checkpointer=SqliteSaver(conn))
         config = {"configurable": {"thread_id": thread or f"cli-{time.time_ns()}"}}
