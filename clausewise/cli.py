@@ -53,7 +53,11 @@ def ingest_file(
     from clausewise.graph.state import IngestContext
     from clausewise.tools.models import build_embedder
 
-    graph = build_ingest_graph(stores=stores, embedder=build_embedder(Settings()))
+    from clausewise.stores import open_vector_index
+
+    index = open_vector_index(Settings(), stores)
+    graph = build_ingest_graph(stores=stores, embedder=build_embedder(Settings()),
+                               remote_index=index if hasattr(index, "upsert_document") else None)
     task = progress.add_task(path.name, total=None) if progress else None
     result: dict[str, Any] = {}
     inputs = {"path": str(path), "publisher": publisher, "code": code, "overwrite": overwrite}

@@ -21,6 +21,8 @@ class Settings(BaseSettings):
     gemini_embedding_model: str = Field("gemini-embedding-001", description="Embedding model.")
     pinecone_api_key: SecretStr | None = Field(None, description="Pinecone key; vector index on Pinecone.")
     pinecone_index: str = Field("clausewise", description="Pinecone index name.")
+    pinecone_host: str = Field("", description="Pinecone index host (data plane); found from the name if empty.")
+    pinecone_namespace: str = Field("clausewise", description="Pinecone namespace of this store.")
     r2_api_url: str | None = Field(None, description="R2 (S3 API) endpoint URL.")
     r2_access_key_id: SecretStr | None = None
     r2_secret_access_key: SecretStr | None = None

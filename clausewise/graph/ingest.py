@@ -41,6 +41,7 @@ class IngestDeps:
     stores: Stores | None = None
     embedder: Embedder | None = None
     tasks: IngestTasks | None = None
+    remote_index: Any = None  # a vector index outside the stores (Pinecone); None: vectors live in the stores
     _by_dir: dict[str, Stores] = field(default_factory=dict)
 
     def stores_for(self, context: IngestContext) -> Stores:
@@ -160,7 +161,7 @@ class IngestNodes:
     def commit(self, state: IngestState, runtime: Runtime[IngestContext]) -> dict[str, Any]:
         ctx = runtime.context or IngestContext()
         started = time.perf_counter()
-        counts = commit_document(self.deps.stores_for(ctx), dict(state), ctx.crop_images)
+        counts = commit_document(self.deps.stores_for(ctx), dict(state), ctx.crop_images, self.deps.remote_index)
         pages = state["page_results"]
         counts["timing"] = {
             "page_workers_s": round(sum(p["seconds"] for p in pages), 2),
@@ -178,9 +179,11 @@ def build_ingest_graph(
     embedder: Embedder | None = None,
     tasks: IngestTasks | None = None,
     checkpointer: BaseCheckpointSaver | None = None,
+    remote_index: Any = None,
 ) -> CompiledStateGraph:
-    """Compile the ingestion graph; anything not given is built from settings on first use."""
-    nodes = IngestNodes(IngestDeps(stores, embedder, tasks))
+    """Compile the ingestion graph; anything not given is built from settings on first use.
+    ``remote_index`` (e.g. a PineconeVectorIndex) also receives each document's vectors."""
+    nodes = IngestNodes(IngestDeps(stores, embedder, tasks, remote_index))
     graph = StateGraph(IngestState, context_schema=IngestContext, input_schema=IngestInput, output_schema=IngestOutput)
     graph.add_node("check_document", nodes.check_document)
     graph.add_node("extract_page", nodes.extract_page)

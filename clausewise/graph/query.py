@@ -18,7 +18,7 @@ from clausewise.graph.state import ExtractTask, QueryContext, QueryInput, QueryO
 from clausewise.nodes.query import answer, extract, search
 from clausewise.nodes.query.deps import QueryDeps
 from clausewise.settings import Settings
-from clausewise.stores import Stores, open_stores
+from clausewise.stores import Stores, open_stores, open_vector_index
 from clausewise.tools.models import Embedder, build_embedder, build_query_tasks
 from clausewise.tools.query_tasks import QueryTasks
 
@@ -61,6 +61,7 @@ def build_query_graph(
     tasks: QueryTasks | None = None,
     checkpointer: BaseCheckpointSaver | None = None,
     cache_dir: Path | None = None,
+    vector_index: Any = None,
 ) -> CompiledStateGraph:
     """Compile the query graph; stores, embedder and reasoner are built from settings when not given
     (on first use, so compiling makes no network call and loads no model)."""
@@ -72,11 +73,13 @@ def build_query_graph(
         if key not in holder:
             s = stores or open_stores(Settings(), Path(ctx.store_dir))
             root = getattr(s.blobs, "root", None)
+            settings = Settings()
             holder[key] = QueryDeps(
                 stores=s,
-                embedder=embedder or build_embedder(Settings()),
-                tasks=tasks or build_query_tasks(Settings()),
+                embedder=embedder or build_embedder(settings),
+                tasks=tasks or build_query_tasks(settings),
                 cache_dir=cache_dir or (Path(root) if root else Path.home() / ".cache" / "clausewise"),
+                _vector_index=vector_index if vector_index is not None else open_vector_index(settings, s),
             )
         return holder[key]
 

@@ -11,8 +11,8 @@ Give at most 10 sub-questions; do not invent questions the engineer did not ask.
 {DATA_NOT_INSTRUCTIONS}"""
 
 HUMAN = """Question:
-<history>
+<question>
 {question}
-</history>"""
+</question>"""
 
 PROMPT = ChatPromptTemplate.from_messages([("system", SYSTEM), ("human", HUMAN)])

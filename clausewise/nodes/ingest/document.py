@@ -149,8 +149,9 @@ def identify(doc: pymupdf.Document, path: Path, publisher: str | None, code: str
     }
 
 
-def commit_document(stores: Stores, state: dict[str, Any], crop_images: bool) -> dict[str, Any]:
-    """Write every store of one document; the manifest goes last, so a crash leaves nothing visible."""
+def commit_document(stores: Stores, state: dict[str, Any], crop_images: bool, remote_index: Any = None) -> dict[str, Any]:
+    """Write every store of one document; the manifest goes last, so a crash leaves nothing visible.
+    ``remote_index`` (Pinecone) gets the document's vectors, old ones deleted first, before the manifest."""
     doc = state["doc"]
     doc_key = doc["key"]
     sections: dict[str, dict[str, Any]] = state["sections"]
@@ -201,6 +202,8 @@ def commit_document(stores: Stores, state: dict[str, Any], crop_images: bool) ->
     writer.put_json("objects", objects)
     writer.put_json("chunks", {"chunks": state["chunks"]})
     writer.put_vectors(state["vectors"])
+    if remote_index is not None:
+        remote_index.upsert_document(doc_key, state["chunks"], state["vectors"])
 
     now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 

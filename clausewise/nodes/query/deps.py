@@ -23,7 +23,7 @@ class QueryDeps:
     cache_dir: Path
     _vocab: tuple[str, Vocabulary] | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
-    _vector_index: LocalVectorIndex | None = None
+    _vector_index: Any = None  # LocalVectorIndex, or a PineconeVectorIndex given at build time
     _keyword_index: KeywordIndex | None = None
     _query_vectors: dict[str, np.ndarray] = field(default_factory=dict)
 
@@ -31,7 +31,7 @@ class QueryDeps:
         check_embedding_model(self.stores, self.embedder.name, self.embedder.dim)
 
     @property
-    def vector_index(self) -> LocalVectorIndex:
+    def vector_index(self) -> Any:
         if self._vector_index is None:
             self._vector_index = LocalVectorIndex(self.stores)
         return self._vector_index
