@@ -51,9 +51,8 @@ def ingest_file(
     """Run the ingestion graph on one file, advancing a progress bar per page."""
     from clausewise.graph.ingest import build_ingest_graph
     from clausewise.graph.state import IngestContext
-    from clausewise.tools.models import build_embedder
-
     from clausewise.stores import open_vector_index
+    from clausewise.tools.models import build_embedder
 
     index = open_vector_index(Settings(), stores)
     graph = build_ingest_graph(stores=stores, embedder=build_embedder(Settings()),

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pinecone_standin import serve_pinecone
 
 from clausewise.graph.ingest import build_ingest_graph
 from clausewise.graph.query import build_query_graph
@@ -14,7 +15,6 @@ from clausewise.settings import Settings
 from clausewise.stores import open_vector_index
 from clausewise.stores.base import Stores
 from clausewise.stores.local import LocalBlobs
-from pinecone_standin import serve_pinecone
 
 
 @pytest.fixture

@@ -149,7 +149,9 @@ def identify(doc: pymupdf.Document, path: Path, publisher: str | None, code: str
     }
 
 
-def commit_document(stores: Stores, state: dict[str, Any], crop_images: bool, remote_index: Any = None) -> dict[str, Any]:
+def commit_document(
+    stores: Stores, state: dict[str, Any], crop_images: bool, remote_index: Any = None
+) -> dict[str, Any]:
     """Write every store of one document; the manifest goes last, so a crash leaves nothing visible.
     ``remote_index`` (Pinecone) gets the document's vectors, old ones deleted first, before the manifest."""
     doc = state["doc"]
