@@ -98,8 +98,8 @@ def build_query_graph(
     def keyword(state: QueryState, runtime: Runtime[QueryContext]) -> dict[str, Any]:
         return search.keyword(deps(runtime), state, ctx_of(runtime))
 
-    def plan_extraction(state: QueryState) -> dict[str, Any]:
-        return {}
+    def plan_extraction(state: QueryState, runtime: Runtime[QueryContext]) -> dict[str, Any]:
+        return {"model_calls_left": extract.calls_left(deps(runtime), state, ctx_of(runtime).max_model_calls)}
 
     def relevance_extract(task: ExtractTask, runtime: Runtime[QueryContext]) -> dict[str, Any]:
         return extract.relevance_extract(deps(runtime), task)

@@ -112,6 +112,10 @@ class QueryContext:
     )
     max_question_chars: int = field(default=2000, metadata={"description": "Longer questions are cut here."})
     max_images: int = field(default=12, metadata={"description": "Most figure/table images in one answer."})
+    max_model_calls: int = field(
+        default=25,
+        metadata={"description": "Most model calls per question; relevance batches past it are read offline."},
+    )
 
 
 class QueryInput(TypedDict):
@@ -156,6 +160,7 @@ class QueryState(TypedDict):
     trace: NotRequired[dict[str, Any]]
     started: NotRequired[float]
     usage_before: NotRequired[dict[str, Any]]
+    model_calls_left: NotRequired[int]
 
 
 class ExtractTask(TypedDict):
@@ -164,3 +169,4 @@ class ExtractTask(TypedDict):
     question: str
     keys: list[str]
     focus: dict[str, str]
+    offline: bool  # past the question's model-call budget: the offline reasoner reads this batch

@@ -12,7 +12,7 @@ import numpy as np
 from clausewise.stores import KeywordIndex, LocalVectorIndex, Stores
 from clausewise.stores.index import check_embedding_model
 from clausewise.tools.models import Embedder
-from clausewise.tools.query_tasks import QueryTasks, Terms, Vocabulary, question_terms
+from clausewise.tools.query_tasks import OfflineQueryTasks, QueryTasks, Terms, Vocabulary, question_terms
 
 
 @dataclass
@@ -26,6 +26,7 @@ class QueryDeps:
     _vector_index: Any = None  # LocalVectorIndex, or a PineconeVectorIndex given at build time
     _keyword_index: KeywordIndex | None = None
     _query_vectors: dict[str, np.ndarray] = field(default_factory=dict)
+    offline_tasks: QueryTasks = field(default_factory=OfflineQueryTasks)
 
     def __post_init__(self) -> None:
         check_embedding_model(self.stores, self.embedder.name, self.embedder.dim)

@@ -13,29 +13,49 @@ BATCH = 10
 
 
 def pending(state: QueryState) -> list[str]:
-    """Candidates not yet read, in a stable order (hop, then key)."""
+    """Candidates not yet read: nearest hop first, then vector hits by score, references, keyword
+    hits by BM25, so a model-call budget is spent on the likeliest sections."""
     extracts = state.get("extracts") or {}
     cands = state.get("candidates") or {}
-    return sorted((k for k in cands if k not in extracts), key=lambda k: (cands[k]["hop"], k))
+    order = {"reference": 0, "neighbour": 1, "vector": 2, "keyword": 3}
+    return sorted(
+        (k for k in cands if k not in extracts),
+        key=lambda k: (cands[k]["hop"], order.get(cands[k].get("via", ""), 4), -cands[k].get("score", 0.0), k),
+    )
 
 
 def extract_tasks(state: QueryState) -> list[ExtractTask]:
+    """Batches of at most 10 unread candidates, best first (hop, then how they were found); those past
+    the question's model-call budget are marked for the offline reasoner."""
     keys = pending(state)
     cands = state.get("candidates") or {}
+    budget = state.get("model_calls_left", 1 << 30)
     return [
         ExtractTask(
             question=state["search_question"],
             keys=keys[i : i + BATCH],
             focus={k: cands[k]["focus"] for k in keys[i : i + BATCH] if cands[k].get("focus")},
+            offline=n >= budget,
         )
-        for i in range(0, len(keys), BATCH)
+        for n, i in enumerate(range(0, len(keys), BATCH))
     ]
+
+
+def calls_left(deps: QueryDeps, state: QueryState, limit: int, reserve: int = 8) -> int:
+    """Model calls this question may still spend on relevance (``reserve`` kept for conflicts,
+    summary and figure descriptions); unlimited for a reasoner that makes none."""
+    usage = getattr(deps.tasks, "usage", None)
+    if usage is None:
+        return 1 << 30
+    used = usage()["llm_calls"] - (state.get("usage_before") or {}).get("llm_calls", 0)
+    return max(0, limit - reserve - used)
 
 
 def relevance_extract(deps: QueryDeps, task: ExtractTask) -> dict[str, Any]:
     """Verbatim parts of each section that bear on the question ([] when nothing does)."""
     sections = [s for s in (deps.section(k) for k in task["keys"]) if s is not None]
-    found = deps.tasks.relevance(task["question"], deps.terms(task["question"]), sections, task["focus"])
+    reasoner = deps.offline_tasks if task.get("offline") else deps.tasks
+    found = reasoner.relevance(task["question"], deps.terms(task["question"]), sections, task["focus"])
     out: dict[str, list[dict[str, Any]]] = {k: [] for k in task["keys"]}
     for section in sections:
         text = section["text"]
