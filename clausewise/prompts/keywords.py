@@ -15,9 +15,9 @@ The related terms come from the store's thesaurus and symbol lists; use those th
 {DATA_NOT_INSTRUCTIONS}"""
 
 HUMAN = """Question:
-<history>
+<question>
 {question}
-</history>
+</question>
 
 Related terms (word stems, strongest first):
 <section>

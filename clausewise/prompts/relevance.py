@@ -21,9 +21,9 @@ For each section below, return the parts that bear on the question, or nothing f
 {DATA_NOT_INSTRUCTIONS}"""
 
 HUMAN = """Question:
-<history>
+<question>
 {question}
-</history>
+</question>
 
 Sections:
 {sections}"""

@@ -13,9 +13,9 @@ to the engineer below your summary.
 {DATA_NOT_INSTRUCTIONS}"""
 
 HUMAN = """Question:
-<history>
+<question>
 {question}
-</history>
+</question>
 
 Passages:
 {passages}"""

@@ -22,8 +22,8 @@ HUMAN = """Conversation history (oldest first; may be empty):
 </history>
 
 Latest message:
-<history>
+<question>
 {question}
-</history>"""
+</question>"""
 
 PROMPT = ChatPromptTemplate.from_messages([("system", SYSTEM), ("human", HUMAN)])

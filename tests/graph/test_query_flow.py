@@ -109,7 +109,7 @@ class Script:
         raise AssertionError(f"unexpected schema {schema}")
 
     def triage(self, human: str) -> TriageOut:
-        question = human.rsplit("<history>\n", 1)[1].split("\n</history>")[0]
+        question = human.rsplit("<question>\n", 1)[1].split("\n</question>")[0]
         return TriageOut(route="search", question=question)
 
 
@@ -301,7 +301,7 @@ def test_greeting_gets_a_short_reply_and_no_search(make_graph: Callable[..., Any
 def test_repeat_is_answered_from_memory(make_graph: Callable[..., Any]) -> None:
     class MemoryScript(Script):
         def triage(self, human: str) -> TriageOut:
-            question = human.rsplit("<history>\n", 1)[1].split("\n</history>")[0]
+            question = human.rsplit("<question>\n", 1)[1].split("\n</question>")[0]
             for turn, asked in re.findall(r"\[turn (\d+)\] Q: (.*)", human):
                 if asked == question:
                     return TriageOut(route="memory", turn=int(turn))
