@@ -412,3 +412,25 @@ def test_importing_the_stores_does_not_import_boto3() -> None:
     code = "import sys, clausewise.stores; print('botocore' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_cli_with_r2_settings_reads_and_writes_only_the_bucket(
+    s3_up: S3Server, cli: Any, sample_pdf: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`clausewise ingest` and `clausewise ask` with R2_* set: everything lands in the bucket, the
+    local store directory is never created (derived caches go to the user cache directory)."""
+    bucket = s3_up.new_bucket()
+    workdir, home = tmp_path / "work", tmp_path / "home"
+    workdir.mkdir()
+    monkeypatch.chdir(workdir)
+    env = {"R2_API_URL": s3_up.url, "R2_ACCESS_KEY_ID": ACCESS_KEY, "R2_SECRET_ACCESS_KEY": SECRET_KEY,
+           "R2_BUCKET": bucket, "HOME": str(home), "STORE_DIR": str(workdir / "clausewise-data")}
+    ingested = cli("ingest", sample_pdf, env=env)
+    assert ingested.exit_code == 0, ingested.output
+    asked = cli("ask", "Which exposure coefficient applies to a sheltered site?", "--json", env=env)
+    assert asked.exit_code == 0, asked.output
+    assert '"passages"' in asked.stdout and "table_5.1" in asked.stdout
+    keys = [o["Key"] for o in s3_up.client().list_objects_v2(Bucket=bucket).get("Contents", [])]
+    assert "documents.json" in keys and any(k.endswith("/manifest.json") for k in keys)
+    assert any(k.endswith(".png") for k in keys)  # cropped images live in the bucket too
+    assert list(workdir.iterdir()) == []  # nothing written to the local store directory
