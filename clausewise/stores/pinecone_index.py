@@ -54,6 +54,7 @@ class PineconeVectorIndex:
     def __init__(self, index: Any, namespace: str):
         self.index = index
         self.namespace = namespace
+        self._store: Any = None
 
     @classmethod
     def connect(cls, api_key: str, index_name: str = "", host: str = "", namespace: str = "") -> PineconeVectorIndex:
@@ -122,17 +123,33 @@ class PineconeVectorIndex:
         top_k = min(offset + k, MAX_TOP_K)
         if k <= 0 or top_k <= offset:
             return []
-        try:
-            result = self.index.query(
-                vector=np.asarray(vector, dtype=np.float32).tolist(),
-                top_k=top_k,
-                namespace=self.namespace,
-                include_metadata=True,
+        try:  # langchain-pinecone's vector store runs the query and reads the metadata back
+            found = self._langchain_store().similarity_search_by_vector_with_score(
+                np.asarray(vector, dtype=np.float32).tolist(), k=top_k, namespace=self.namespace
             )
         except Exception as exc:
             raise StoreError(f"Pinecone query failed: {exc}") from exc
         hits = []
-        for match in result.matches[offset:top_k]:
-            chunk = _chunk_from_metadata(dict(match.metadata or {}))
-            hits.append(Hit(chunk.get("key") or match.id, float(match.score), chunk))
+        for doc, score in found[offset:top_k]:
+            chunk = _chunk_from_metadata({**doc.metadata, "text": doc.page_content})
+            hits.append(Hit(chunk.get("key") or str(doc.id), float(score), chunk))
         return hits
+
+    def _langchain_store(self) -> Any:
+        if self._store is None:
+            from langchain_core.embeddings import Embeddings
+            from langchain_pinecone import PineconeVectorStore
+
+            class VectorsOnly(Embeddings):
+                """Queries arrive as vectors (the store's embedder made them); nothing is embedded here."""
+
+                def embed_documents(self, texts: list[str]) -> list[list[float]]:
+                    raise NotImplementedError("clausewise passes vectors, not texts")
+
+                def embed_query(self, text: str) -> list[float]:
+                    raise NotImplementedError("clausewise passes vectors, not texts")
+
+            self._store = PineconeVectorStore(
+                index=self.index, embedding=VectorsOnly(), text_key="text", namespace=self.namespace
+            )
+        return self._store
