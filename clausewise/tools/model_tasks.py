@@ -10,15 +10,19 @@ builds no client.
 
 from __future__ import annotations
 
+import base64
 import functools
 import re
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Literal, TypeVar
 
 from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import HumanMessage
+from langchain_core.prompt_values import ChatPromptValue, PromptValue
 from langchain_core.prompts import ChatPromptTemplate
-from langchain_core.runnables import RunnableLambda
+from langchain_core.runnables import Runnable, RunnableLambda
+from langchain_core.runnables.config import ContextThreadPoolExecutor
 from pydantic import BaseModel, Field
 
 from clausewise.keys import DocId
@@ -45,8 +49,23 @@ MAX_PASSAGE_CHARS = 1500
 HISTORY_TURNS = 6
 MAX_QUESTION_CHARS = 2000
 REFERENCE_CONTEXT = (30, 15)  # characters read before and after a listed reference to resolve it
+MAX_PAGE_CHARS = 4000  # the page text sent with an object to describe
+MAX_FIGURES = 4  # figures of one answer described for its question
+CONCURRENCY = 8  # model calls of one tasks object in flight at once
+
+U = TypeVar("U")
 
 T = TypeVar("T")
+
+
+def map_ordered(concurrency: int, fn: Callable[[U], T], items: Sequence[U]) -> list[T]:
+    """``[fn(x) for x in items]``, at most ``concurrency`` at a time, results in the order of ``items``
+    (inline, no thread, when ``concurrency`` is 1 or there is one item)."""
+    workers = min(max(1, int(concurrency or 1)), len(items))
+    if workers <= 1:
+        return [fn(x) for x in items]
+    with ContextThreadPoolExecutor(max_workers=workers) as pool:
+        return list(pool.map(fn, items))
 
 
 # ------------------------------------------------------------------ output schemas
@@ -109,6 +128,10 @@ class DescriptionOut(BaseModel):
     description: str
 
 
+class FigureOut(BaseModel):
+    description: str = Field(description="what the figure shows that bears on the question")
+
+
 class ConflictOut(BaseModel):
     topic: str
     passages: list[str] = Field(description="keys of the passages that disagree")
@@ -148,8 +171,13 @@ PROMPT_INPUTS: dict[str, frozenset[str]] = {
     "references": frozenset({"section_key", "section_text"}),
     "precedence": frozenset({"section_key", "section_kind", "section_text"}),
     "terms": frozenset({"section_key", "section_title", "section_text"}),
-    "description": frozenset({"object_key", "caption", "object_text", "referring"}),
+    "description": frozenset({"object_key", "caption", "object_text", "page_text", "referring"}),
 }
+
+# Prompts asked with an image only. They are kept out of PROMPTS (one prompt module per task there); the
+# answer's figure prompt lives beside the ingestion description prompt in ``prompts/description.py``.
+IMAGE_PROMPTS: dict[str, ChatPromptTemplate] = {"figure": description.FIGURE_PROMPT}
+IMAGE_PROMPT_INPUTS: dict[str, frozenset[str]] = {"figure": frozenset({"question", "caption"})}
 
 
 class InvalidOutput(ValueError):
@@ -209,35 +237,69 @@ def _attr(value: Any) -> str:
     return str(value if value is not None else "").replace('"', "'")
 
 
+def with_image(png: bytes) -> Callable[[PromptValue], ChatPromptValue]:
+    """Turns the prompt's last (human) message into a text part and an inline PNG image part."""
+    url = "data:image/png;base64," + base64.b64encode(png).decode()
+
+    def attach(prompt: PromptValue) -> ChatPromptValue:
+        messages = prompt.to_messages()
+        text = str(messages[-1].content)
+        content: list[str | dict[str, Any]] = [
+            {"type": "text", "text": text},
+            {"type": "image_url", "image_url": {"url": url}},
+        ]
+        return ChatPromptValue(messages=[*messages[:-1], HumanMessage(content=content)])
+
+    return attach
+
+
 # ------------------------------------------------------------------ the model runner
 class _ModelTasks:
     """Structured calls with retries, call and token counts, and fallback bookkeeping."""
 
     def __init__(
-        self, chat_model: BaseChatModel, *, name: str = "gemini", attempts: int = 3, retry_wait: bool = True
+        self,
+        chat_model: BaseChatModel,
+        *,
+        name: str = "gemini",
+        attempts: int = 3,
+        retry_wait: bool = True,
+        concurrency: int = CONCURRENCY,
     ) -> None:
         self.chat_model = chat_model
         self.name = name
         self.attempts = attempts
         self.retry_wait = retry_wait
+        # Callers run a step's calls on up to this many threads; the semaphore bounds the calls in flight
+        # over all steps (ingestion runs its enrichment steps as parallel branches).
+        self.concurrency = max(1, int(concurrency))
+        self._slots = threading.BoundedSemaphore(self.concurrency)
         self.calls = 0
         self.tokens = 0
         self.degraded: list[str] = []
         self._lock = threading.Lock()
 
-    def ask(self, task: str, schema: type[BaseModel], **variables: str) -> Any:
-        """One structured answer for ``task`` (retried on errors and invalid output); raises when none."""
-        if frozenset(variables) != PROMPT_INPUTS[task]:
-            raise TypeError(f"{task} takes {sorted(PROMPT_INPUTS[task])}, got {sorted(variables)}")
+    def ask(self, task: str, schema: type[BaseModel], *, image: bytes | None = None, **variables: str) -> Any:
+        """One structured answer for ``task`` (retried on errors and invalid output); raises when none.
+        ``image`` (PNG bytes) goes with the prompt's human message as an inline image part."""
+        inputs = PROMPT_INPUTS.get(task) or IMAGE_PROMPT_INPUTS[task]
+        if frozenset(variables) != inputs:
+            raise TypeError(f"{task} takes {sorted(inputs)}, got {sorted(variables)}")
+        if task in IMAGE_PROMPTS and not image:
+            raise TypeError(f"{task} needs an image")
+        prompt: Runnable[Any, Any] = PROMPTS.get(task) or IMAGE_PROMPTS[task]
+        if image:
+            prompt = prompt | RunnableLambda(with_image(image))
         structured = self.chat_model.with_structured_output(schema, include_raw=True)
         chain = (
-            PROMPTS[task]
+            prompt
             | RunnableLambda(self._count_call)
             | structured
             | RunnableLambda(functools.partial(self._parsed, schema))
         )
         runnable = chain.with_retry(stop_after_attempt=self.attempts, wait_exponential_jitter=self.retry_wait)
-        return runnable.invoke(variables, config={"run_name": f"clausewise.{task}"})
+        with self._slots:
+            return runnable.invoke(variables, config={"run_name": f"clausewise.{task}"})
 
     def usage(self) -> dict[str, Any]:
         """The counters in the answer trace's terms, cumulative over this object's life (subtract a
@@ -393,10 +455,16 @@ class ModelQueryTasks(_ModelTasks):
     ) -> list[dict[str, Any]]:
         """The model's conflicts within batches of 10 passages, then the rule-based ones over all passages
         (different values of one symbol, recommended values a National Annex may change)."""
+        batches = [
+            passages[i : i + MAX_ITEMS] for i in range(0, min(len(passages), MAX_ITEMS * MAX_CONFLICT_CALLS), MAX_ITEMS)
+        ]
+
+        def ask(batch: list[dict[str, Any]]) -> list[dict[str, Any]]:
+            return self.guarded("conflicts", functools.partial(self._conflicts, batch, rules), list)
+
         found: list[dict[str, Any]] = []
-        for i in range(0, min(len(passages), MAX_ITEMS * MAX_CONFLICT_CALLS), MAX_ITEMS):
-            batch = passages[i : i + MAX_ITEMS]
-            found += self.guarded("conflicts", functools.partial(self._conflicts, batch, rules), list)
+        for part in map_ordered(self.concurrency, ask, batches):
+            found += part
         found += self.fallback.find_conflicts(passages, rules, kv)
         seen, unique = set(), []
         for c in found:
@@ -430,6 +498,22 @@ class ModelQueryTasks(_ModelTasks):
             return out.summary.strip()
 
         return self.guarded("summary", attempt, lambda: self.fallback.summarise(question, passages))
+
+    def describe_figure(self, question: str, caption: str | None, png: bytes) -> str:
+        """What the figure's image shows for the question (one call); "" when the model fails or there
+        is no image (the offline reasoner has no such step)."""
+        if not png:
+            return ""
+
+        def attempt() -> str:
+            out: FigureOut = self.ask(
+                "figure", FigureOut, image=png, question=_clip(question, MAX_QUESTION_CHARS), caption=_attr(caption)
+            )
+            if not out.description.strip():
+                raise InvalidOutput("empty figure description")
+            return out.description.strip()
+
+        return self.guarded("figure", attempt, str)
 
 
 # ------------------------------------------------------------------ ingestion tasks
@@ -556,19 +640,27 @@ class ModelIngestTasks(_ModelTasks):
                 found.append({"term": term, "equivalent": " ".join(t.meaning.split()), "source": key, "type": kind})
         return found
 
-    def describe_object(self, obj: Section, referring: list[str]) -> str:
+    def describe_object(
+        self, obj: Section, referring: list[str], *, image: bytes | None = None, page_text: str = ""
+    ) -> str:
+        """From the cropped image (when there is one), the caption, the object's text, the text of its
+        page and the sentences that cite it; the offline description when the model fails."""
         return self.guarded(
-            "description", lambda: self._describe(obj, referring), lambda: self.fallback.describe_object(obj, referring)
+            "description",
+            lambda: self._describe(obj, referring, image, page_text),
+            lambda: self.fallback.describe_object(obj, referring),
         )
 
-    def _describe(self, obj: Section, referring: list[str]) -> str:
+    def _describe(self, obj: Section, referring: list[str], image: bytes | None, page_text: str) -> str:
         caption = str(obj.get("caption") or obj.get("title") or "")
         out: DescriptionOut = self.ask(
             "description",
             DescriptionOut,
+            image=image or None,
             object_key=obj["key"],
             caption=_attr(caption),
             object_text=_clip(obj["text"], MAX_SECTION_CHARS),
+            page_text=_clip(page_text, MAX_PAGE_CHARS),
             referring="\n".join(f"- {_clip(s, 400)}" for s in referring[:MAX_ITEMS]),
         )
         if not out.description.strip():

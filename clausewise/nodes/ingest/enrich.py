@@ -1,15 +1,33 @@
 """Document-level enrichment after the sections are merged: references, precedence, kv terms,
-figure and table descriptions (run as parallel branches), then chunking for the vector index."""
+figure and table descriptions (run as parallel branches), then chunking for the vector index.
+
+Within a branch, the reasoner's calls (one per section or object) run on up to ``tasks.concurrency``
+threads (the offline reasoner has none: its calls run inline), and results are kept in section order."""
 
 from __future__ import annotations
 
+import inspect
 import re
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+from langchain_core.runnables.config import ContextThreadPoolExecutor
 
 from clausewise.keys import DocId
 from clausewise.tools.tasks import IngestTasks
 
 Sections = dict[str, dict[str, Any]]
+T = TypeVar("T")
+U = TypeVar("U")
+
+
+def _map(tasks: Any, fn: Callable[[U], T], items: Sequence[U]) -> list[T]:
+    """``[fn(x) for x in items]`` with at most ``tasks.concurrency`` calls at once, in order."""
+    workers = min(max(1, int(getattr(tasks, "concurrency", 1) or 1)), len(items))
+    if workers <= 1:
+        return [fn(x) for x in items]
+    with ContextThreadPoolExecutor(max_workers=workers) as pool:
+        return list(pool.map(fn, items))
 
 
 def _doc(state: dict[str, Any]) -> DocId:
@@ -33,8 +51,8 @@ def find_references(tasks: IngestTasks, state: dict[str, Any]) -> dict[str, list
     known = set(sections)
     doc = _doc(state)
     out = {}
-    for key, section in sections.items():
-        refs = tasks.spot_references(doc, section, known)
+    found = _map(tasks, lambda section: tasks.spot_references(doc, section, known), list(sections.values()))
+    for (key, section), refs in zip(sections.items(), found, strict=True):
         # A claimed reference must be in the source text where it says it is.
         refs = [r for r in refs if section["text"][r["span"][0] : r["span"][1]] == r["raw"]]
         if refs:
@@ -47,9 +65,8 @@ def find_precedence(tasks: IngestTasks, state: dict[str, Any]) -> list[dict[str,
     known = set(sections)
     doc = _doc(state)
     rules = []
-    for section in sections.values():
-        for rule in tasks.find_precedence(doc, section, known):
-            rules.append(rule)
+    for found in _map(tasks, lambda section: tasks.find_precedence(doc, section, known), list(sections.values())):
+        rules += found
     # Annex status governs every clause, table and figure inside the annex.
     for key in sections:
         annex = _annex_ancestor(sections, key)
@@ -79,9 +96,32 @@ def _annex_ancestor(sections: Sections, key: str) -> str | None:
 
 def extract_terms(tasks: IngestTasks, state: dict[str, Any]) -> list[dict[str, Any]]:
     terms = []
-    for section in state["sections"].values():
-        terms += tasks.extract_terms(section)
+    for found in _map(tasks, tasks.extract_terms, list(state["sections"].values())):
+        terms += found
     return terms
+
+
+def _takes_image(tasks: Any) -> bool:
+    """Whether ``tasks.describe_object`` accepts the ``image`` and ``page_text`` keywords."""
+    try:
+        params = inspect.signature(tasks.describe_object).parameters
+    except (TypeError, ValueError):
+        return False
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+        return True
+    return "image" in params and "page_text" in params
+
+
+def page_context(state: dict[str, Any]) -> tuple[dict[tuple[int, str, Any], bytes], dict[int, str]]:
+    """Each table/figure's cropped PNG by (page, kind, raw number), and each page's text."""
+    images: dict[tuple[int, str, Any], bytes] = {}
+    texts: dict[int, str] = {}
+    for page in state.get("page_results") or []:
+        texts[page["page"]] = "\n".join(ln["text"] for ln in page.get("lines") or [])
+        for obj in page.get("objects") or []:
+            if obj.get("png"):
+                images[(page["page"], obj["kind"], obj["number"])] = obj["png"]
+    return images, texts
 
 
 def describe_objects(tasks: IngestTasks, state: dict[str, Any]) -> dict[str, str]:
@@ -90,11 +130,21 @@ def describe_objects(tasks: IngestTasks, state: dict[str, Any]) -> dict[str, str
     for section in sections.values():
         for m in re.finditer(r"[^.\n]*\b(Table|Figure)\s?([A-H]?\.?\d{1,2}(?:\.\d{1,2})?)[^.\n]*", section["text"]):
             citing.setdefault(f"{m.group(1).lower()}_{m.group(2)}", []).append(m.group(0).strip())
-    out = {}
-    for key, section in sections.items():
-        if section["kind"] in ("table", "figure"):
-            out[key] = tasks.describe_object(section, citing.get(f"{section['kind']}_{section['number']}", []))
-    return out
+    images, texts = page_context(state) if _takes_image(tasks) else ({}, None)
+
+    def describe(section: dict[str, Any]) -> str:
+        referring = citing.get(f"{section['kind']}_{section['number']}", [])
+        if texts is None:
+            return tasks.describe_object(section, referring)
+        page: int = section["pages"][0] if section.get("pages") else -1
+        png = images.get((page, section["kind"], section.get("raw_number", section["number"])))
+        return tasks.describe_object(  # type: ignore[call-arg]
+            section, referring, image=png, page_text=texts.get(page, "")
+        )
+
+    objects = [(key, s) for key, s in sections.items() if s["kind"] in ("table", "figure")]
+    described = _map(tasks, describe, [s for _, s in objects])
+    return {key: text for (key, _), text in zip(objects, described, strict=True)}
 
 
 def make_chunks(sections: Sections, descriptions: dict[str, str], chunk_chars: int) -> list[dict[str, Any]]:

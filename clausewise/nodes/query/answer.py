@@ -7,6 +7,8 @@ import time
 from collections import defaultdict
 from typing import Any
 
+from langchain_core.runnables.config import ContextThreadPoolExecutor
+
 from clausewise.graph.state import QueryContext, QueryState
 from clausewise.nodes.query.deps import QueryDeps
 
@@ -81,7 +83,7 @@ def conflict_check(deps: QueryDeps, state: QueryState) -> dict[str, Any]:
 def compose(deps: QueryDeps, state: QueryState, ctx: QueryContext) -> dict[str, Any]:
     """The answer contract of DESIGN.md, with an engineer's brief as markdown."""
     passages = build_passages(deps, state)
-    images = []
+    images: list[dict[str, Any]] = []
     for p in passages:
         if (
             p["kind"] in ("figure", "table")
@@ -99,8 +101,25 @@ def compose(deps: QueryDeps, state: QueryState, ctx: QueryContext) -> dict[str, 
                         "caption": obj.get("caption"),
                         "page": obj.get("page"),
                         "bbox": obj.get("bbox"),
+                        "kind": p["kind"],
+                        "png": png,
                     }
                 )
+    # The model looks at the answer's first figures for this question (the offline reasoner cannot).
+    describe_figure = getattr(deps.tasks, "describe_figure", None)
+    figures = [i for i in images if i["kind"] == "figure"][: getattr(deps.tasks, "max_figures", 4)]
+    if describe_figure is not None and figures:
+        workers = min(len(figures), max(1, int(getattr(deps.tasks, "concurrency", 1) or 1)))
+        with ContextThreadPoolExecutor(max_workers=workers) as pool:
+            described = list(
+                pool.map(lambda i: describe_figure(state["search_question"], i.get("caption"), i["png"]), figures)
+            )
+        for image, text in zip(figures, described, strict=True):
+            if text:
+                image["description"] = text
+    for image in images:
+        image.pop("kind")
+        image.pop("png")
     summary = deps.tasks.summarise(state["search_question"], passages)
     markdown = render_markdown(state, passages, images, summary)
     trace = {
@@ -196,6 +215,8 @@ def render_markdown(
                 f"![{img.get('caption') or img['id']}]({img['path']})  \n*{img.get('caption') or img['id']}*, "
                 f"page {img['page']}"
             )
+            if img.get("description"):  # model mode: what the figure shows that bears on the question
+                lines.append(f"> {img['description']}")
     if state.get("precedence"):
         lines += ["", "### Precedence"]
         for r in state["precedence"][:40]:
