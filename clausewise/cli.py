@@ -345,6 +345,23 @@ def evaluate(
 
 
 @app.command()
+def serve(
+    host: Annotated[str, typer.Option("--host", help="Address to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", help="Port to listen on.")] = 8000,
+    store: StoreOpt = None,
+    api_key: Annotated[
+        str | None, typer.Option("--api-key", help="Require this X-API-Key (default: CLAUSEWISE_API_KEY).")
+    ] = None,
+) -> None:
+    """The HTTP API (OpenAPI docs at /docs): upload documents, follow jobs, query, stream the search."""
+    import uvicorn
+
+    from clausewise.server.app import create_app
+
+    uvicorn.run(create_app(stores=_stores(store), api_key=api_key), host=host, port=port)
+
+
+@app.command()
 def sample(
     directory: Annotated[Path, typer.Option("--dir", help="Where to write the sample PDFs.")] = Path("sample-codes"),
     store: StoreOpt = None,

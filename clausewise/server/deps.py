@@ -1,0 +1,68 @@
+"""What the routers depend on: the server's state, held by the app and filled in by the lifespan."""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any
+
+from fastapi import Depends, HTTPException, Request
+from fastapi.security import APIKeyHeader
+
+from clausewise.server.jobs import IngestRunner, JobBook
+from clausewise.stores import Stores
+
+
+@dataclass
+class ServerConfig:
+    """Limits and access settings of one server (create_app arguments, else settings/environment)."""
+
+    api_key: str | None = None
+    max_upload_mb: int = 200
+    max_pages: int = 2000
+    cors_origins: list[str] = field(default_factory=list)
+    ingest_workers: int = 2
+    page_processes: int = 2
+
+
+@dataclass
+class ServerState:
+    config: ServerConfig
+    stores: Stores
+    embedder: Any
+    query_graph: Any
+    jobs: JobBook
+    runner: IngestRunner
+    upload_dir: Path
+
+
+def get_server(request: Request) -> ServerState:
+    state: ServerState | None = getattr(request.app.state, "server", None)
+    if state is None:
+        raise HTTPException(503, "the server is starting")
+    return state
+
+
+ServerDep = Annotated[ServerState, Depends(get_server)]
+
+
+def get_stores(server: ServerDep) -> Stores:
+    return server.stores
+
+
+def get_jobs(server: ServerDep) -> JobBook:
+    return server.jobs
+
+
+StoresDep = Annotated[Stores, Depends(get_stores)]
+JobsDep = Annotated[JobBook, Depends(get_jobs)]
+
+_api_key_header = APIKeyHeader(name="X-API-Key", auto_error=False)
+
+
+def require_api_key(request: Request, key: Annotated[str | None, Depends(_api_key_header)]) -> None:
+    """With an API key configured, every request must carry it in ``X-API-Key``."""
+    expected: str | None = request.app.state.config.api_key
+    if expected and not (key and secrets.compare_digest(key.encode(), expected.encode())):
+        raise HTTPException(401, "missing or wrong API key (send it in the X-API-Key header)")
