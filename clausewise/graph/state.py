@@ -7,7 +7,13 @@ subgraph without leaking its working keys into a parent.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Annotated, Any, NotRequired, TypedDict
+from typing import (
+    Annotated,
+    Any,
+    NotRequired,  # pydantic (the HTTP API) reads these on 3.11
+)
+
+from typing_extensions import TypedDict
 
 
 def merge_pages(left: list[dict[str, Any]] | None, right: list[dict[str, Any]] | None) -> list[dict[str, Any]]:

@@ -41,16 +41,22 @@ def _ingest_function(stores: Stores, embedder: Any, config: ServerConfig, settin
     from clausewise.stores import open_vector_index
 
     index = open_vector_index(settings, stores)
-    graph = build_ingest_graph(stores=stores, embedder=embedder,
-                               remote_index=index if hasattr(index, "upsert_document") else None)
+    graph = build_ingest_graph(
+        stores=stores, embedder=embedder, remote_index=index if hasattr(index, "upsert_document") else None
+    )
     root = getattr(stores.blobs, "root", None)
-    context = IngestContext(store_dir=str(root or settings.store_dir), max_file_mb=config.max_upload_mb,
-                            max_pages=config.max_pages, page_processes=config.page_processes)
+    context = IngestContext(
+        store_dir=str(root or settings.store_dir),
+        max_file_mb=config.max_upload_mb,
+        max_pages=config.max_pages,
+        page_processes=config.page_processes,
+    )
 
     def ingest(path: Path, inputs: dict[str, Any], on_progress: Callable[..., None]) -> dict[str, Any]:
         result: dict[str, Any] = {}
-        for mode, chunk in graph.stream({"path": str(path), **inputs}, context=context,
-                                        stream_mode=["updates", "values"]):
+        for mode, chunk in graph.stream(
+            {"path": str(path), **inputs}, context=context, stream_mode=["updates", "values"]
+        ):
             if mode == "values":
                 result = chunk
                 continue
@@ -82,9 +88,13 @@ def _lifespan(stores: Stores | None, embedder: Any, settings: Settings, config: 
         runner = IngestRunner(book, _ingest_function(s, model, config, settings), workers=config.ingest_workers)
         upload_dir = Path(tempfile.mkdtemp(prefix="clausewise-uploads-"))
         app.state.server = ServerState(
-            config=config, stores=s, embedder=model,
+            config=config,
+            stores=s,
+            embedder=model,
             query_graph=build_query_graph(stores=s, embedder=model, checkpointer=InMemorySaver()),
-            jobs=book, runner=runner, upload_dir=upload_dir,
+            jobs=book,
+            runner=runner,
+            upload_dir=upload_dir,
         )
         try:
             yield
@@ -140,9 +150,11 @@ def create_app(
     """The API over ``stores`` (default: the configured stores). An argument wins over the settings;
     the API key is ``api_key`` or else ``CLAUSEWISE_API_KEY``; none means the API is open."""
     settings = settings or Settings()
-    origins = cors_origins if cors_origins is not None else [
-        o.strip() for o in os.environ.get("CLAUSEWISE_CORS_ORIGINS", "").split(",") if o.strip()
-    ]
+    origins = (
+        cors_origins
+        if cors_origins is not None
+        else [o.strip() for o in os.environ.get("CLAUSEWISE_CORS_ORIGINS", "").split(",") if o.strip()]
+    )
     config = ServerConfig(
         api_key=api_key if api_key is not None else (os.environ.get("CLAUSEWISE_API_KEY") or None),
         max_upload_mb=max_upload_mb or settings.max_file_mb,
@@ -151,14 +163,16 @@ def create_app(
         ingest_workers=ingest_workers,
         page_processes=page_processes,
     )
-    app = FastAPI(title="clausewise", summary="Search construction design codes.",
-                  lifespan=_lifespan(stores, embedder, settings, config),
-                  dependencies=[Depends(require_api_key)])
+    app = FastAPI(
+        title="clausewise",
+        summary="Search construction design codes.",
+        lifespan=_lifespan(stores, embedder, settings, config),
+        dependencies=[Depends(require_api_key)],
+    )
     app.state.config = config
     app.state.server = None
     if config.cors_origins:
-        app.add_middleware(CORSMiddleware, allow_origins=config.cors_origins, allow_methods=["*"],
-                           allow_headers=["*"])
+        app.add_middleware(CORSMiddleware, allow_origins=config.cors_origins, allow_methods=["*"], allow_headers=["*"])
     for router in (documents, jobs, sections, objects, query):
         app.include_router(router)
     _install_error_handlers(app)

@@ -34,12 +34,15 @@ async def _save_upload(upload: UploadFile, directory: Path, limit: int) -> Path:
     with open(path, "wb") as out:
         while chunk := await upload.read(CHUNK):
             if size == 0 and b"%PDF-" not in chunk[:1024]:
-                raise HTTPException(status.HTTP_415_UNSUPPORTED_MEDIA_TYPE,
-                                    f"{upload.filename}: not a PDF (no %PDF header)")
+                raise HTTPException(
+                    status.HTTP_415_UNSUPPORTED_MEDIA_TYPE, f"{upload.filename}: not a PDF (no %PDF header)"
+                )
             size += len(chunk)
             if size > limit:
-                raise HTTPException(status.HTTP_413_CONTENT_TOO_LARGE,
-                                    f"{upload.filename}: larger than the {limit // (1024 * 1024)} MB upload limit")
+                raise HTTPException(
+                    status.HTTP_413_CONTENT_TOO_LARGE,
+                    f"{upload.filename}: larger than the {limit // (1024 * 1024)} MB upload limit",
+                )
             out.write(chunk)
     if size == 0:
         raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, f"{upload.filename}: empty file")
@@ -70,8 +73,9 @@ async def upload_document(
     limit = server.config.max_upload_mb * 1024 * 1024
     declared = request.headers.get("content-length")
     if declared and declared.isdigit() and int(declared) > limit + MULTIPART_OVERHEAD:
-        raise HTTPException(status.HTTP_413_CONTENT_TOO_LARGE,
-                            f"the upload is larger than the {server.config.max_upload_mb} MB limit")
+        raise HTTPException(
+            status.HTTP_413_CONTENT_TOO_LARGE, f"the upload is larger than the {server.config.max_upload_mb} MB limit"
+        )
     directory = Path(tempfile.mkdtemp(prefix="upload-", dir=server.upload_dir))
     try:
         path = await _save_upload(file, directory, limit)

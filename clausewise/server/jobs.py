@@ -107,7 +107,9 @@ class IngestRunner:
             self.book.update(job_id, status="failed", error=f"internal error: {type(exc).__name__}")
         else:
             self.book.update(
-                job_id, status="done", doc_key=result.get("doc_key"),
+                job_id,
+                status="done",
+                doc_key=result.get("doc_key"),
                 result={k: result.get(k) for k in ("status", "summary", "warnings")},
             )
         finally:
@@ -115,4 +117,3 @@ class IngestRunner:
 
     def shutdown(self) -> None:
         self.pool.shutdown(wait=True, cancel_futures=True)
-

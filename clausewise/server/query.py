@@ -12,12 +12,13 @@ from fastapi import APIRouter, HTTPException, status
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import StreamingResponse
 
+from clausewise.graph.state import QueryOutput
 from clausewise.server.deps import ServerDep
-from clausewise.server.schemas import QueryAnswer, QueryRequest
+from clausewise.server.schemas import QueryRequest
 
 query = APIRouter(prefix="/query", tags=["query"])
 
-CONTRACT = tuple(QueryAnswer.model_fields)
+CONTRACT = tuple(QueryOutput.__annotations__)  # the graph's output schema is the HTTP contract
 
 
 def _config(thread_id: str | None) -> dict[str, Any]:
@@ -54,7 +55,7 @@ def _answer(server: Any, body: QueryRequest) -> dict[str, Any]:
         raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, str(exc)) from exc
 
 
-@query.post("", response_model=QueryAnswer)
+@query.post("", response_model=QueryOutput)
 async def ask(body: QueryRequest, server: ServerDep) -> dict[str, Any]:
     """Every relevant passage, verbatim, with references followed (the answer contract)."""
     return await run_in_threadpool(_answer, server, body)
@@ -100,9 +101,15 @@ async def _in_thread(events: Iterator[str]) -> AsyncIterator[str]:
     await worker
 
 
-@query.post("/stream", response_class=StreamingResponse,
-            responses={200: {"content": {"text/event-stream": {}}, "description": "node events, then the answer"}})
+@query.post(
+    "/stream",
+    response_class=StreamingResponse,
+    responses={200: {"content": {"text/event-stream": {}}, "description": "node events, then the answer"}},
+)
 async def ask_stream(body: QueryRequest, server: ServerDep) -> StreamingResponse:
     """Server-sent events: ``node`` for each graph step as it finishes, then ``answer`` (or ``error``)."""
-    return StreamingResponse(_in_thread(_stream_events(server, body)), media_type="text/event-stream",
-                             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+    return StreamingResponse(
+        _in_thread(_stream_events(server, body)),
+        media_type="text/event-stream",
+        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+    )

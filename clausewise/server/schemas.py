@@ -43,17 +43,3 @@ class QueryRequest(BaseModel):
         if not value.strip():
             raise ValueError("the question is empty: ask about a design code, e.g. 'What density for concrete?'")
         return value
-
-
-class QueryAnswer(BaseModel):
-    """The query graph's output contract."""
-
-    question: str
-    answer_markdown: str
-    passages: list[dict[str, Any]]
-    images: list[dict[str, Any]]
-    precedence: list[dict[str, Any]]
-    conflicts: list[dict[str, Any]]
-    unfollowed_references: list[dict[str, Any]]
-    unresolved_references: list[dict[str, Any]]
-    trace: dict[str, Any]

@@ -34,8 +34,11 @@ def get_section(key: str, stores: StoresDep) -> dict[str, Any]:
     }
 
 
-@objects.get("/{key}", response_class=Response,
-             responses={200: {"content": {"image/png": {}}, "description": "The object's PNG image."}})
+@objects.get(
+    "/{key}",
+    response_class=Response,
+    responses={200: {"content": {"image/png": {}}, "description": "The object's PNG image."}},
+)
 def get_object_image(key: str, stores: StoresDep) -> Response:
     png = stores.object_image(_checked(key))
     if png is None:
