@@ -1,11 +1,11 @@
-"""Evaluation harness: score answers (the answer contract) against question files (DESIGN.md, "Evaluation").
+"""Scoring answers (the answer contract) against questions (DESIGN.md, "Evaluation").
 
 A passage hits an evidence item when its document matches, the item's page is among its pages, and its
 text contains ``must_contain`` or its section code equals ``ref`` -- comparisons after lowercasing,
 collapsing white space and treating "," and "." alike. A must-value hits when it occurs in the passages'
 text or the answer's markdown. :func:`run_eval` runs the system and, optionally, the naive baseline
-(plain top-10 vector retrieval over the same index) question by question in one run, so both see the
-same machine; answers can be saved as ``<id>.json`` for ``../shared/eval/score.py``.
+question by question in one run, so both see the same machine; answers can be saved as ``<id>.json``
+for ``../shared/eval/score.py``.
 """
 
 from __future__ import annotations
@@ -19,65 +19,9 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console, Group
-from rich.table import Table
-
 from clausewise.keys import parse_designation
 
 AnswerFn = Callable[[str], dict[str, Any]]
-
-_SAFE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
-
-
-# ---------------------------------------------------------------------------
-# Questions
-# ---------------------------------------------------------------------------
-
-
-def load_questions(path: str | Path) -> list[dict[str, Any]]:
-    """Questions from a JSONL file, one object a line (blank lines skipped).
-
-    Raises ValueError naming the file and line for invalid JSON, a missing id or question, a
-    duplicate id, or a malformed evidence item.
-    """
-    path = Path(path)
-    questions: list[dict[str, Any]] = []
-    seen: set[str] = set()
-    with path.open(encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            where = f"{path}, line {lineno}"
-            try:
-                q = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"{where}: not valid JSON ({exc.msg})") from None
-            if not isinstance(q, dict):
-                raise ValueError(f"{where}: expected a JSON object, got {type(q).__name__}")
-            qid = q.get("id")
-            if not isinstance(qid, str) or not _SAFE_ID.fullmatch(qid):
-                raise ValueError(f"{where}: 'id' must be a non-empty string of letters, digits, '.', '_' or '-'")
-            if qid in seen:
-                raise ValueError(f"{where}: duplicate id {qid!r}")
-            if not isinstance(q.get("question"), str) or not q["question"].strip():
-                raise ValueError(f"{where}: 'question' must be a non-empty string")
-            evidence = q.get("evidence", [])
-            if not isinstance(evidence, list):
-                raise ValueError(f"{where}: 'evidence' must be a list")
-            for n, item in enumerate(evidence, start=1):
-                if not isinstance(item, dict):
-                    raise ValueError(f"{where}: evidence item {n} is not an object")
-                missing = [f for f in ("doc", "page", "must_contain") if f not in item]
-                if missing:
-                    raise ValueError(f"{where}: evidence item {n} lacks {', '.join(missing)}")
-                if not isinstance(item["page"], int) or isinstance(item["page"], bool):
-                    raise ValueError(f"{where}: evidence item {n} page must be an integer")
-            values = q.get("must_values", [])
-            if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
-                raise ValueError(f"{where}: 'must_values' must be a list of strings")
-            seen.add(qid)
-            questions.append(q)
-    return questions
 
 
 # ---------------------------------------------------------------------------
@@ -249,78 +193,6 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------------------
-# Naive baseline
-# ---------------------------------------------------------------------------
-
-
-def naive_answer(question_text: str, *, index: Any, embedder: Any, stores: Any, k: int = 10) -> dict[str, Any]:
-    """Plain top-k vector retrieval over the same index, as an answer-contract dict.
-
-    Each retrieved chunk is one passage (its own page only, hop 0, via "vector"); no reference
-    following, no model calls.
-    """
-    started = time.perf_counter()
-    hits = index.search(embedder.embed_query(question_text), k)
-    passages = []
-    for hit in hits:
-        chunk = hit.chunk or {}
-        try:
-            section = stores.lookup("sections", hit.key) or {}
-        except (KeyError, ValueError):
-            section = {}
-        page = chunk.get("page")
-        passages.append(
-            {
-                "key": hit.key,
-                "document": chunk.get("document") or section.get("document", ""),
-                "section": section.get("section", ""),
-                "kind": chunk.get("kind") or section.get("kind", ""),
-                "page": page,
-                "pages": [page] if page is not None else [],
-                "text": chunk.get("text", ""),
-                "hop": 0,
-                "via": "vector",
-                "from_key": None,
-                "score": round(float(hit.score), 4),
-            }
-        )
-    lines = [f"Top {len(passages)} passages by vector similarity:", ""]
-    for n, p in enumerate(passages, start=1):
-        lines.append(f"{n}. {p['document']} {p['section']} (page {p['page']})".rstrip())
-    return {
-        "question": question_text,
-        "answer_markdown": "\n".join(lines) if passages else "No passages found.",
-        "passages": passages,
-        "images": [],
-        "precedence": [],
-        "conflicts": [],
-        "unfollowed_references": [],
-        "unresolved_references": [],
-        "trace": {
-            "mode": "naive",
-            "llm_calls": 0,
-            "tokens": 0,
-            "widenings": 0,
-            "hops": 0,
-            "elapsed_s": round(time.perf_counter() - started, 3),
-        },
-    }
-
-
-def naive_answer_fn(stores: Any, embedder: Any, *, index: Any = None, k: int = 10) -> AnswerFn:
-    """A one-argument answer function for :func:`run_eval` (one index, built once)."""
-    if index is None:
-        from clausewise.stores.index import LocalVectorIndex
-
-        index = LocalVectorIndex(stores)
-
-    def answer(question_text: str) -> dict[str, Any]:
-        return naive_answer(question_text, index=index, embedder=embedder, stores=stores, k=k)
-
-    return answer
-
-
-# ---------------------------------------------------------------------------
 # Running
 # ---------------------------------------------------------------------------
 
@@ -383,85 +255,3 @@ def run_eval(
         "naive": summarise(rows["naive"]) if "naive" in rows else None,
         "rows": {"system": rows["system"], "naive": rows.get("naive")},
     }
-
-
-# ---------------------------------------------------------------------------
-# Report
-# ---------------------------------------------------------------------------
-
-_METRICS = [
-    ("essential_recall", "essential-evidence recall", "{:.3f}"),
-    ("all_recall", "all-evidence recall", "{:.3f}"),
-    ("value_hit_rate", "must-value hit rate", "{:.3f}"),
-    ("passages_per_answer", "passages per answer (median)", "{:g}"),
-    ("latency_p50", "latency p50 (s)", "{:.2f}"),
-    ("latency_p95", "latency p95 (s)", "{:.2f}"),
-    ("model_calls", "model calls (mean)", "{:.1f}"),
-    ("questions", "questions", "{:d}"),
-]
-
-
-def _fmt(value: Any, pattern: str) -> str:
-    return "-" if value is None else pattern.format(value)
-
-
-def recall_ratio(result: dict[str, Any]) -> float | None:
-    """Essential recall of the system over the baseline's; None without a baseline or when it is 0."""
-    naive = result.get("naive")
-    if not naive or not naive.get("essential_recall"):
-        return None
-    return float(result["system"]["essential_recall"]) / float(naive["essential_recall"])
-
-
-def metrics_table(result: dict[str, Any]) -> Table:
-    """Metrics as rows; system and naive side by side, plus the essential-recall ratio."""
-    naive = result.get("naive")
-    table = Table(title="Evaluation")
-    table.add_column("metric")
-    table.add_column("system", justify="right")
-    if naive is not None:
-        table.add_column("naive", justify="right")
-    for key, label, pattern in _METRICS:
-        cells = [label, _fmt(result["system"].get(key), pattern)]
-        if naive is not None:
-            cells.append(_fmt(naive.get(key), pattern))
-        table.add_row(*cells)
-    if naive is not None:
-        ratio = recall_ratio(result)
-        table.add_row("essential recall system/naive", "-" if ratio is None else f"{ratio:.2f}x", "")
-    return table
-
-
-def questions_table(rows: list[dict[str, Any]], label: str) -> Table:
-    """One line per question: hits x/y, passages, seconds, misses (and an error, if any)."""
-    table = Table(title=f"Per question ({label})")
-    for name in ("id", "essential", "all", "values", "passages", "seconds"):
-        table.add_column(name, justify="left" if name == "id" else "right", no_wrap=True)
-    table.add_column("missed")
-    for r in rows:
-        missed = "; ".join(r.get("missed") or [])
-        if r.get("error"):
-            missed = f"[error] {r['error']}" + (f"; {missed}" if missed else "")
-        table.add_row(
-            str(r.get("id")),
-            f"{r.get('essential_hits', 0)}/{r.get('essential_total', 0)}",
-            f"{r.get('all_hits', 0)}/{r.get('all_total', 0)}",
-            f"{r.get('value_hits', 0)}/{r.get('value_total', 0)}",
-            str(r.get("passages", 0)),
-            _fmt(r.get("elapsed_s"), "{:.2f}"),
-            missed,
-        )
-    return table
-
-
-def format_report(result: dict[str, Any]) -> Group:
-    """The whole report as one rich renderable: the metrics table, then per-question tables."""
-    parts: list[Table] = [metrics_table(result)]
-    for label, rows in (result.get("rows") or {}).items():
-        if rows is not None:
-            parts.append(questions_table(rows, label))
-    return Group(*parts)
-
-
-def print_report(result: dict[str, Any], console: Console | None = None) -> None:
-    (console or Console()).print(format_report(result))
