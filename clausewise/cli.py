@@ -13,8 +13,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 from rich.text import Text
 
-from clausewise.settings import Settings
-from clausewise.stores import StoreError, Stores, open_stores
+from clausewise.stores import StoreError
+from clausewise.system import System
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Search construction design codes.")
 console = Console(stderr=True)
@@ -26,9 +26,9 @@ StoreOpt = Annotated[
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")]
 
 
-def _stores(store: Path | None) -> Stores:
+def _system(store: Path | None) -> System:
     try:
-        return open_stores(Settings(), store)
+        return System(store_dir=store)
     except StoreError as exc:
         _fail(str(exc))
         raise  # unreachable
@@ -40,7 +40,7 @@ def _fail(message: str, code: int = 1) -> None:
 
 
 def ingest_file(
-    stores: Stores,
+    system: System,
     path: Path,
     *,
     publisher: str | None,
@@ -49,32 +49,19 @@ def ingest_file(
     progress: Progress | None = None,
 ) -> dict[str, Any]:
     """Run the ingestion graph on one file, advancing a progress bar per page."""
-    from clausewise.graph.ingest import build_ingest_graph
-    from clausewise.graph.state import IngestContext
-    from clausewise.stores import open_vector_index
-    from clausewise.tools.models import build_embedder
+    from clausewise.graph.ingest import run_ingest
 
-    index = open_vector_index(Settings(), stores)
-    graph = build_ingest_graph(stores=stores, embedder=build_embedder(Settings()),
-                               remote_index=index if hasattr(index, "upsert_document") else None)
     task = progress.add_task(path.name, total=None) if progress else None
-    result: dict[str, Any] = {}
-    inputs = {"path": str(path), "publisher": publisher, "code": code, "overwrite": overwrite}
-    settings = Settings()
-    context = IngestContext(max_file_mb=settings.max_file_mb, max_pages=settings.max_pages)
-    for mode, chunk in graph.stream(inputs, context=context, stream_mode=["updates", "values"]):
-        if mode == "values":
-            result = chunk
-            continue
-        for node, update in chunk.items():
-            if progress is None or task is None:
-                continue
-            if node == "check_document" and update and update.get("doc"):
-                progress.update(task, total=update["doc"]["pages"] + 2)
-            elif node == "extract_page":
-                progress.advance(task)
-            elif node in ("embed", "commit"):
-                progress.advance(task)
+
+    def on_progress(pages: int | None = None, page_done: bool = False, step: str | None = None, **_: Any) -> None:
+        if progress is None or task is None:
+            return
+        if pages is not None:
+            progress.update(task, total=pages + 2)
+        elif page_done or step:
+            progress.advance(task)
+
+    result = run_ingest(system, path, publisher=publisher, code=code, overwrite=overwrite, on_progress=on_progress)
     if task is not None and progress is not None:
         progress.update(task, completed=progress.tasks[task].total or 0)
     return result
@@ -90,18 +77,18 @@ def ingest(
     as_json: JsonOpt = False,
 ) -> None:
     """Ingest code PDFs into the stores (skips a file already ingested unless --overwrite)."""
-    from clausewise.nodes.ingest.document import IngestError
+    from clausewise.nodes.ingest.check_document import IngestError
 
     if code and len(files) > 1:
         _fail("--code names one document; ingest one file at a time with it")
-    stores = _stores(store)
+    system = _system(store)
     results, failures = [], 0
     columns = [TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn()]
     with Progress(*columns, console=console, transient=False, disable=as_json) as progress:
         for path in files:
             try:
                 state = ingest_file(
-                    stores, path, publisher=publisher, code=code, overwrite=overwrite, progress=progress
+                    system, path, publisher=publisher, code=code, overwrite=overwrite, progress=progress
                 )
             except (IngestError, StoreError, ValueError) as exc:
                 failures += 1
@@ -164,7 +151,7 @@ def _summary_table(results: list[dict[str, Any]]) -> None:
 @app.command()
 def docs(store: StoreOpt = None, as_json: JsonOpt = False) -> None:
     """The master list: documents ingested and documents only referenced."""
-    documents = _stores(store).documents()
+    documents = _system(store).stores.documents()
     if as_json:
         out.print_json(json.dumps(documents))
         return
@@ -192,7 +179,8 @@ def show(
     as_json: JsonOpt = False,
 ) -> None:
     """One section: text, pages, kind, references with targets, precedence rules, image path."""
-    stores = _stores(store)
+    system = _system(store)
+    stores = system.stores
     try:
         section = stores.lookup("sections", key)
     except (KeyError, ValueError) as exc:
@@ -204,10 +192,7 @@ def show(
     refs = stores.lookup("references", key) or []
     rules = stores.lookup("precedence", key) or []
     obj = stores.lookup("objects", key) or {}
-    image = None
-    if obj.get("image"):
-        root = getattr(stores.blobs, "root", None)
-        image = str(Path(root) / obj["image"]) if root else obj["image"]
+    image = system.local_path(obj["image"]) if obj.get("image") else None
     payload = {
         "key": key,
         "kind": section["kind"],
@@ -246,21 +231,18 @@ def show(
         )
 
 
-def answer_question(stores: Stores, question: str, thread: str | None = None) -> dict[str, Any]:
-    """Run the query graph once; with a thread id, conversation memory persists in the store."""
+def answer_question(system: System, question: str, thread: str | None = None) -> dict[str, Any]:
+    """Run the query graph once; with a thread id, conversation memory persists beside the store."""
     import sqlite3
 
     from langgraph.checkpoint.sqlite import SqliteSaver
 
     from clausewise.graph.query import build_query_graph
-    from clausewise.tools.models import build_embedder
 
-    root = getattr(stores.blobs, "root", None)  # a bucket keeps no local files: threads go to the cache
-    cache = Path(root) if root else Path.home() / ".cache" / "clausewise"
-    cache.mkdir(parents=True, exist_ok=True)
-    conn = sqlite3.connect(cache / "threads.sqlite", check_same_thread=False)
+    system.cache_dir.mkdir(parents=True, exist_ok=True)
+    conn = sqlite3.connect(system.cache_dir / "threads.sqlite", check_same_thread=False)
     try:
-        graph = build_query_graph(stores=stores, embedder=build_embedder(Settings()), checkpointer=SqliteSaver(conn))
+        graph = build_query_graph(system, checkpointer=SqliteSaver(conn))
         config = {"configurable": {"thread_id": thread or f"cli-{time.time_ns()}"}}
         return dict(graph.invoke({"question": question}, config=config))
     finally:
@@ -275,12 +257,12 @@ def ask(
     thread: Annotated[str | None, typer.Option("--thread", help="Conversation id: follow-ups keep context.")] = None,
 ) -> None:
     """Answer a question: every relevant passage, verbatim, with references followed."""
-    from clausewise.nodes.query.search import QueryInputError
+    from clausewise.nodes.query.triage import QueryInputError
     from clausewise.stores.index import EmbeddingMismatch
 
-    stores = _stores(store)
+    system = _system(store)
     try:
-        result = answer_question(stores, question, thread)
+        result = answer_question(system, question, thread)
     except (QueryInputError, EmbeddingMismatch, StoreError) as exc:
         _fail(str(exc))
         return
@@ -312,7 +294,6 @@ def evaluate(
 
     from clausewise.evaluation import load_questions, naive_answer_fn, print_report, run_eval
     from clausewise.graph.query import build_query_graph
-    from clausewise.tools.models import build_embedder
 
     if baseline not in (None, "naive"):
         _fail(f"unknown baseline {baseline!r}; the one baseline is 'naive'")
@@ -321,21 +302,18 @@ def evaluate(
     except (OSError, ValueError) as exc:
         _fail(str(exc))
         return
-    stores = _stores(store)
-    if not stores.visible_documents():
-        _fail(f"no documents are ingested in {stores.blobs.describe()}; run `clausewise ingest` first")
-    embedder = build_embedder(Settings())
-    graph = build_query_graph(
-        stores=stores, embedder=embedder, checkpointer=SqliteSaver(sqlite3.connect(":memory:", check_same_thread=False))
-    )
+    system = _system(store)
+    if not system.stores.visible_documents():
+        _fail(f"no documents are ingested in {system.stores.blobs.describe()}; run `clausewise ingest` first")
+    graph = build_query_graph(system, checkpointer=SqliteSaver(sqlite3.connect(":memory:", check_same_thread=False)))
 
-    def system(question: str) -> dict[str, Any]:
+    def answer(question: str) -> dict[str, Any]:
         config = {"configurable": {"thread_id": f"eval-{time.time_ns()}"}}
         return dict(graph.invoke({"question": question}, config=config))
 
-    system("warm-up: density of concrete")  # load models and indexes before timing
-    naive = naive_answer_fn(stores, embedder) if baseline == "naive" else None
-    result = run_eval(questions, system, baseline_fn=naive, out_dir=out_dir)
+    answer("warm-up: density of concrete")  # load models and indexes before timing
+    naive = naive_answer_fn(system.stores, system.embedder, index=system.vector_index) if baseline == "naive" else None
+    result = run_eval(questions, answer, baseline_fn=naive, out_dir=out_dir)
     if as_json:
         out.print_json(
             json.dumps({k: v for k, v in result.items() if k != "rows"} | {"rows": result["rows"]}, default=str)
@@ -358,7 +336,7 @@ def serve(
 
     from clausewise.server.app import create_app
 
-    uvicorn.run(create_app(stores=_stores(store), api_key=api_key), host=host, port=port)
+    uvicorn.run(create_app(system=_system(store), api_key=api_key), host=host, port=port)
 
 
 @app.command()

@@ -1,8 +1,9 @@
-"""Deployment settings, read from the environment and `.env`.
+"""Deployment settings, read once from the environment and `.env`.
 
 No key set means the offline embedded default: local stores, MiniLM embeddings, deterministic
 reasoners. Per-run choices (store directory on the command line, graph Context) take precedence over
-these; the environment never silently overrides an explicit argument.
+these; the environment never silently overrides an explicit argument. Nothing else in the package
+reads the environment.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ class Settings(BaseSettings):
     gemini_api_key: SecretStr | None = Field(None, description="Gemini key; enables model mode.")
     gemini_chat_model: str = Field("gemini-2.5-flash-lite", description="Chat model for every task.")
     gemini_embedding_model: str = Field("gemini-embedding-001", description="Embedding model.")
+    gemini_embedding_dim: int = Field(768, description="Output dimensionality of the Gemini embeddings.")
+    gemini_base_url: str | None = Field(None, description="Gemini API endpoint (a gateway or a local stand-in).")
     pinecone_api_key: SecretStr | None = Field(None, description="Pinecone key; vector index on Pinecone.")
     pinecone_index: str = Field("clausewise", description="Pinecone index name.")
     pinecone_host: str = Field("", description="Pinecone index host (data plane); found from the name if empty.")
@@ -28,9 +31,19 @@ class Settings(BaseSettings):
     r2_secret_access_key: SecretStr | None = None
     r2_bucket: str | None = None
     store_dir: Path = Field(Path("./clausewise-data"), description="Local store directory.")
+    clausewise_cache_dir: Path = Field(
+        Path.home() / ".cache" / "clausewise",
+        description="Derived local files when the store is a bucket (keyword index, threads, model export).",
+    )
     max_file_mb: int = Field(200, description="Largest PDF accepted, in MB.")
     max_pages: int = Field(2000, description="Most pages accepted in one PDF.")
+    clausewise_api_key: SecretStr | None = Field(None, description="HTTP API key (X-API-Key); none: open.")
+    clausewise_cors_origins: str = Field("", description="HTTP API CORS origins, comma-separated.")
 
     @property
     def mode(self) -> str:
         return "gemini" if self.gemini_api_key else "offline"
+
+    @property
+    def cors_origins(self) -> list[str]:
+        return [o.strip() for o in self.clausewise_cors_origins.split(",") if o.strip()]

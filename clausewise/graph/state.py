@@ -6,13 +6,15 @@ subgraph without leaking its working keys into a parent.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from typing import (
     Annotated,
     Any,
     NotRequired,  # pydantic (the HTTP API) reads these on 3.11
 )
 
+from langgraph.runtime import Runtime
 from typing_extensions import TypedDict
 
 
@@ -37,6 +39,11 @@ class IngestContext:
     max_file_mb: int = field(default=200, metadata={"description": "Largest PDF accepted, in MB."})
     max_pages: int = field(default=2000, metadata={"description": "Most pages accepted in one PDF."})
     chunk_chars: int = field(default=500, metadata={"description": "Characters per embedded chunk (heading included)."})
+    deps: Any = field(
+        default=None,
+        repr=False,
+        metadata={"description": "Run dependencies (stores, embedder, reasoner); set by the graph's wiring."},
+    )
 
 
 class IngestInput(TypedDict):
@@ -85,7 +92,7 @@ class PageTask(TypedDict):
 
 
 # ------------------------------------------------------------------ query graph
-RESET = "__reset__"
+RESET = "__reset__"  # a key in a merge_keyed update that starts the mapping afresh
 
 
 def merge_keyed(left: dict[str, Any] | None, right: dict[str, Any] | None) -> dict[str, Any]:
@@ -121,6 +128,11 @@ class QueryContext:
     max_model_calls: int = field(
         default=25,
         metadata={"description": "Most model calls per question; relevance batches past it are read offline."},
+    )
+    deps: Any = field(
+        default=None,
+        repr=False,
+        metadata={"description": "Run dependencies (stores, indexes, reasoner); set by the graph's wiring."},
     )
 
 
@@ -167,6 +179,21 @@ class QueryState(TypedDict):
     started: NotRequired[float]
     usage_before: NotRequired[dict[str, Any]]
     model_calls_left: NotRequired[int]
+
+
+def with_deps(fn: Callable[..., Any], default_context: Callable[[], Any], deps_for: Callable[[Any], Any]) -> Any:
+    """``fn(state, runtime)`` with the run's dependencies in ``runtime.context.deps``: a caller's
+    context is kept (``deps_for(context)`` fills in what it lacks), none means the defaults."""
+
+    def run(state: Any, runtime: Runtime[Any]) -> Any:
+        ctx = runtime.context if runtime.context is not None else default_context()
+        if ctx.deps is None:
+            ctx = replace(ctx, deps=deps_for(ctx))
+        return fn(state, runtime.override(context=ctx))
+
+    run.__name__ = run.__qualname__ = getattr(fn, "__name__", "node")
+    run.__doc__ = fn.__doc__
+    return run
 
 
 class ExtractTask(TypedDict):

@@ -3,12 +3,22 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import pymupdf
 
-if TYPE_CHECKING:
-    from clausewise.sample.typeset import Writer
+
+class Pen(Protocol):
+    """What a drawing needs of the typesetter: labels in the body font."""
+
+    def text(self, x: float, y: float, s: str, *, bold: bool = ..., size: float = ...) -> None: ...
+
+    def text_centred(self, x_mid: float, y: float, s: str, *, bold: bool = ..., size: float = ...) -> None: ...
+
+    def text_right(self, x_right: float, y: float, s: str, *, bold: bool = ..., size: float = ...) -> None: ...
+
+
+Drawing = Callable[[pymupdf.Page, pymupdf.Rect, Pen], None]
 
 BLACK = (0, 0, 0)
 
@@ -24,7 +34,7 @@ def _arrow_down(page: pymupdf.Page, x: float, y0: float, y1: float) -> None:
     )
 
 
-def draw_figure_5_1(page: pymupdf.Page, area: pymupdf.Rect, w: Writer) -> None:
+def draw_figure_5_1(page: pymupdf.Page, area: pymupdf.Rect, w: Pen) -> None:
     """Figure 5.1: a shed roof under leaf load (a) and the shape coefficient against the pitch (b)."""
     black = BLACK
     # (a) left part: a shed with a slightly pitched roof and the leaf load on it
@@ -82,6 +92,6 @@ def draw_figure_5_1(page: pymupdf.Page, area: pymupdf.Rect, w: Writer) -> None:
     w.text(px0 + 30, py0 + 32, "b) shape coefficient", size=9)
 
 
-DRAWINGS: dict[str, Callable[[pymupdf.Page, pymupdf.Rect, Writer], None]] = {
+DRAWINGS: dict[str, Drawing] = {
     "figure_5_1": draw_figure_5_1,
 }

@@ -11,18 +11,12 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from importlib.resources import files
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-import pymupdf
-
-from clausewise.sample.figures import DRAWINGS
-
-if TYPE_CHECKING:
-    from clausewise.sample.typeset import Writer
+from clausewise.sample.figures import DRAWINGS, Drawing
 
 TEXT_FILE = "text.json"
 _PLACEHOLDER = re.compile(r"\{(designation|year)\}")
@@ -73,7 +67,7 @@ class Table:
 class Figure:
     caption: str
     height: float
-    draw: Callable[[pymupdf.Page, pymupdf.Rect, Writer], None]
+    draw: Drawing
 
 
 @dataclass

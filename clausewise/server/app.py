@@ -4,7 +4,6 @@ compiles the graphs (nothing is loaded at import). Run: ``uvicorn --factory clau
 from __future__ import annotations
 
 import logging
-import os
 import shutil
 import tempfile
 from collections.abc import AsyncIterator, Callable
@@ -16,82 +15,50 @@ from fastapi import Depends, FastAPI, Request, status
 from fastapi.exceptions import RequestValidationError
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import JSONResponse
+from pydantic import SecretStr
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from clausewise.server.deps import ServerConfig, ServerState, require_api_key
+from clausewise.server.deps import ServerState, require_api_key
 from clausewise.server.documents import documents, jobs
 from clausewise.server.jobs import IngestRunner, JobBook
 from clausewise.server.query import query
 from clausewise.server.sections import objects, sections
 from clausewise.settings import Settings
 from clausewise.stores import StoreError, Stores
+from clausewise.system import System
 
 log = logging.getLogger(__name__)
 
 
-def jobs_dir(stores: Stores) -> Path:
-    """``<root>/.jobs`` for a local store, else the user's cache directory."""
-    root = getattr(stores.blobs, "root", None)
-    return Path(root) / ".jobs" if root else Path.home() / ".cache" / "clausewise" / "jobs"
-
-
-def _ingest_function(stores: Stores, embedder: Any, config: ServerConfig, settings: Settings) -> Callable[..., Any]:
-    from clausewise.graph.ingest import build_ingest_graph
-    from clausewise.graph.state import IngestContext
-    from clausewise.stores import open_vector_index
-
-    index = open_vector_index(settings, stores)
-    graph = build_ingest_graph(
-        stores=stores, embedder=embedder, remote_index=index if hasattr(index, "upsert_document") else None
-    )
-    root = getattr(stores.blobs, "root", None)
-    context = IngestContext(
-        store_dir=str(root or settings.store_dir),
-        max_file_mb=config.max_upload_mb,
-        max_pages=config.max_pages,
-        page_processes=config.page_processes,
-    )
-
-    def ingest(path: Path, inputs: dict[str, Any], on_progress: Callable[..., None]) -> dict[str, Any]:
-        result: dict[str, Any] = {}
-        for mode, chunk in graph.stream(
-            {"path": str(path), **inputs}, context=context, stream_mode=["updates", "values"]
-        ):
-            if mode == "values":
-                result = chunk
-                continue
-            for node, update in chunk.items():
-                if node == "check_document" and update and update.get("doc"):
-                    on_progress(pages=update["doc"]["pages"], doc_key=update.get("doc_key"))
-                elif node == "extract_page":
-                    on_progress(page_done=True)
-        return result
-
-    return ingest
-
-
-def _lifespan(stores: Stores | None, embedder: Any, settings: Settings, config: ServerConfig) -> Any:
+def _lifespan(system: System | None, settings: Settings, ingest_workers: int, page_processes: int) -> Any:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         from langgraph.checkpoint.memory import InMemorySaver
 
+        from clausewise.graph.ingest import build_ingest_graph, run_ingest
         from clausewise.graph.query import build_query_graph
-        from clausewise.stores import open_stores
-        from clausewise.tools.models import build_embedder
+        from clausewise.graph.state import IngestContext
 
-        s = stores or open_stores(settings)
-        model = embedder or build_embedder(settings)
-        book = JobBook(jobs_dir(s))
+        running = system or System(settings)
+        book = JobBook(running.cache_dir / ".jobs" if running.stores.blobs.local_root else running.cache_dir / "jobs")
         interrupted = book.fail_interrupted()
         if interrupted:
             log.warning("%d ingest job(s) were interrupted by a restart", interrupted)
-        runner = IngestRunner(book, _ingest_function(s, model, config, settings), workers=config.ingest_workers)
+        ingest_graph = build_ingest_graph(running)
+        context = IngestContext(
+            **running.ingest_limits()
+            | {"max_file_mb": settings.max_file_mb, "max_pages": settings.max_pages, "page_processes": page_processes}
+        )
+
+        def ingest(path: Path, inputs: dict[str, Any], on_progress: Callable[..., None]) -> dict[str, Any]:
+            return run_ingest(running, path, **inputs, on_progress=on_progress, graph=ingest_graph, context=context)
+
+        runner = IngestRunner(book, ingest, workers=ingest_workers)
         upload_dir = Path(tempfile.mkdtemp(prefix="clausewise-uploads-"))
         app.state.server = ServerState(
-            config=config,
-            stores=s,
-            embedder=model,
-            query_graph=build_query_graph(stores=s, embedder=model, checkpointer=InMemorySaver()),
+            settings=settings,
+            system=running,
+            query_graph=build_query_graph(running, checkpointer=InMemorySaver()),
             jobs=book,
             runner=runner,
             upload_dir=upload_dir,
@@ -136,10 +103,11 @@ def _install_error_handlers(app: FastAPI) -> None:
 
 
 def create_app(
+    system: System | None = None,
+    *,
     stores: Stores | None = None,
     embedder: Any = None,
     settings: Settings | None = None,
-    *,
     api_key: str | None = None,
     max_upload_mb: int | None = None,
     max_pages: int | None = None,
@@ -147,32 +115,34 @@ def create_app(
     ingest_workers: int = 2,
     page_processes: int = 2,
 ) -> FastAPI:
-    """The API over ``stores`` (default: the configured stores). An argument wins over the settings;
-    the API key is ``api_key`` or else ``CLAUSEWISE_API_KEY``; none means the API is open."""
-    settings = settings or Settings()
-    origins = (
-        cors_origins
-        if cors_origins is not None
-        else [o.strip() for o in os.environ.get("CLAUSEWISE_CORS_ORIGINS", "").split(",") if o.strip()]
-    )
-    config = ServerConfig(
-        api_key=api_key if api_key is not None else (os.environ.get("CLAUSEWISE_API_KEY") or None),
-        max_upload_mb=max_upload_mb or settings.max_file_mb,
-        max_pages=max_pages or settings.max_pages,
-        cors_origins=origins,
-        ingest_workers=ingest_workers,
-        page_processes=page_processes,
-    )
+    """The API over ``system`` (default: the configured one; or one over ``stores``/``embedder``). An
+    argument wins over the settings (``CLAUSEWISE_API_KEY``, ``CLAUSEWISE_CORS_ORIGINS``,
+    ``MAX_FILE_MB``, ``MAX_PAGES``); no API key means the API is open."""
+    settings = settings or (system.settings if system else Settings())
+    overrides: dict[str, Any] = {}
+    if api_key is not None:
+        overrides["clausewise_api_key"] = SecretStr(api_key) if api_key else None
+    if max_upload_mb:
+        overrides["max_file_mb"] = max_upload_mb
+    if max_pages:
+        overrides["max_pages"] = max_pages
+    if cors_origins is not None:
+        overrides["clausewise_cors_origins"] = ",".join(cors_origins)
+    settings = settings.model_copy(update=overrides)
+    if system is None and stores is not None:
+        system = System(settings, stores, embedder=embedder)
     app = FastAPI(
         title="clausewise",
         summary="Search construction design codes.",
-        lifespan=_lifespan(stores, embedder, settings, config),
+        lifespan=_lifespan(system, settings, ingest_workers, page_processes),
         dependencies=[Depends(require_api_key)],
     )
-    app.state.config = config
+    app.state.settings = settings
     app.state.server = None
-    if config.cors_origins:
-        app.add_middleware(CORSMiddleware, allow_origins=config.cors_origins, allow_methods=["*"], allow_headers=["*"])
+    if settings.cors_origins:
+        app.add_middleware(
+            CORSMiddleware, allow_origins=settings.cors_origins, allow_methods=["*"], allow_headers=["*"]
+        )
     for router in (documents, jobs, sections, objects, query):
         app.include_router(router)
     _install_error_handlers(app)

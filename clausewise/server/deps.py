@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import secrets
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -11,30 +11,23 @@ from fastapi import Depends, HTTPException, Request
 from fastapi.security import APIKeyHeader
 
 from clausewise.server.jobs import IngestRunner, JobBook
+from clausewise.settings import Settings
 from clausewise.stores import Stores
-
-
-@dataclass
-class ServerConfig:
-    """Limits and access settings of one server (create_app arguments, else settings/environment)."""
-
-    api_key: str | None = None
-    max_upload_mb: int = 200
-    max_pages: int = 2000
-    cors_origins: list[str] = field(default_factory=list)
-    ingest_workers: int = 2
-    page_processes: int = 2
+from clausewise.system import System
 
 
 @dataclass
 class ServerState:
-    config: ServerConfig
-    stores: Stores
-    embedder: Any
+    settings: Settings  # the deployment settings with create_app's arguments applied (limits, key, CORS)
+    system: System
     query_graph: Any
     jobs: JobBook
     runner: IngestRunner
     upload_dir: Path
+
+    @property
+    def stores(self) -> Stores:
+        return self.system.stores
 
 
 def get_server(request: Request) -> ServerState:
@@ -63,6 +56,7 @@ _api_key_header = APIKeyHeader(name="X-API-Key", auto_error=False)
 
 def require_api_key(request: Request, key: Annotated[str | None, Depends(_api_key_header)]) -> None:
     """With an API key configured, every request must carry it in ``X-API-Key``."""
-    expected: str | None = request.app.state.config.api_key
+    secret = request.app.state.settings.clausewise_api_key
+    expected = secret.get_secret_value() if secret else None
     if expected and not (key and secrets.compare_digest(key.encode(), expected.encode())):
         raise HTTPException(401, "missing or wrong API key (send it in the X-API-Key header)")

@@ -50,8 +50,8 @@ async def _save_upload(upload: UploadFile, directory: Path, limit: int) -> Path:
 
 
 def _check_pdf(path: Path, max_file_mb: int, max_pages: int) -> None:
-    from clausewise.nodes.ingest.document import validate_pdf
-    from clausewise.nodes.ingest.pages import MUPDF_LOCK
+    from clausewise.nodes.ingest.check_document import validate_pdf
+    from clausewise.pdf import MUPDF_LOCK
 
     doc = validate_pdf(path, max_file_mb=max_file_mb, max_pages=max_pages)
     with MUPDF_LOCK:
@@ -68,18 +68,18 @@ async def upload_document(
     overwrite: Annotated[bool, Form()] = False,
 ) -> JobAccepted:
     """Accept a PDF and ingest it in the background; poll ``GET /jobs/{job_id}``."""
-    from clausewise.nodes.ingest.document import IngestError
+    from clausewise.nodes.ingest.check_document import IngestError
 
-    limit = server.config.max_upload_mb * 1024 * 1024
+    limit = server.settings.max_file_mb * 1024 * 1024
     declared = request.headers.get("content-length")
     if declared and declared.isdigit() and int(declared) > limit + MULTIPART_OVERHEAD:
         raise HTTPException(
-            status.HTTP_413_CONTENT_TOO_LARGE, f"the upload is larger than the {server.config.max_upload_mb} MB limit"
+            status.HTTP_413_CONTENT_TOO_LARGE, f"the upload is larger than the {server.settings.max_file_mb} MB limit"
         )
     directory = Path(tempfile.mkdtemp(prefix="upload-", dir=server.upload_dir))
     try:
         path = await _save_upload(file, directory, limit)
-        await run_in_threadpool(_check_pdf, path, server.config.max_upload_mb, server.config.max_pages)
+        await run_in_threadpool(_check_pdf, path, server.settings.max_file_mb, server.settings.max_pages)
     except IngestError as exc:
         shutil.rmtree(directory, ignore_errors=True)
         raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, str(exc)) from exc

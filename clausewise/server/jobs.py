@@ -82,13 +82,17 @@ class IngestRunner:
         self.pool.submit(self._run, job.job_id, path, inputs)
 
     def _run(self, job_id: str, path: Path, inputs: dict[str, Any]) -> None:
-        from clausewise.nodes.ingest.document import IngestError
+        from clausewise.nodes.ingest.check_document import IngestError
         from clausewise.stores import StoreError
 
         self.book.update(job_id, status="running")
         progress = {"pages_done": 0, "pages": None}
 
-        def on_progress(pages: int | None = None, page_done: bool = False, doc_key: str | None = None) -> None:
+        def on_progress(
+            pages: int | None = None, page_done: bool = False, doc_key: str | None = None, step: str | None = None
+        ) -> None:
+            if step is not None:
+                return  # embed and commit: the job's record counts pages only
             if pages is not None:
                 progress["pages"] = pages
             if page_done:

@@ -47,7 +47,7 @@ def sse(event: str, data: Any) -> str:
 
 
 def _answer(server: Any, body: QueryRequest) -> dict[str, Any]:
-    from clausewise.nodes.query.search import QueryInputError
+    from clausewise.nodes.query.triage import QueryInputError
 
     try:
         return _contract(dict(server.query_graph.invoke({"question": body.question}, config=_config(body.thread_id))))
@@ -62,7 +62,7 @@ async def ask(body: QueryRequest, server: ServerDep) -> dict[str, Any]:
 
 
 def _stream_events(server: Any, body: QueryRequest) -> Iterator[str]:
-    from clausewise.nodes.query.search import QueryInputError
+    from clausewise.nodes.query.triage import QueryInputError
 
     values: dict[str, Any] = {}
     try:

@@ -3,14 +3,10 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from clausewise.settings import Settings
 from clausewise.stores.base import Blobs, StoreError, Stores
-from clausewise.stores.index import EmbeddingMismatch, Hit, KeywordIndex, LocalVectorIndex
-
-if TYPE_CHECKING:
-    from clausewise.stores.pinecone_index import PineconeVectorIndex
+from clausewise.stores.index import EmbeddingMismatch, Hit, KeywordIndex, LocalVectorIndex, VectorIndex
 
 __all__ = [
     "Blobs",
@@ -20,7 +16,9 @@ __all__ = [
     "LocalVectorIndex",
     "StoreError",
     "Stores",
-    "open_stores", "open_vector_index",
+    "VectorIndex",
+    "open_stores",
+    "open_vector_index",
 ]
 
 
@@ -56,14 +54,16 @@ def open_stores(settings: Settings, store_dir: Path | None = None) -> Stores:
     return Stores(LocalBlobs(store_dir or settings.store_dir))
 
 
-def open_vector_index(settings: Settings, stores: Stores) -> LocalVectorIndex | PineconeVectorIndex:
+def open_vector_index(settings: Settings, stores: Stores) -> VectorIndex:
     """Pinecone when PINECONE_API_KEY is set (one index, a namespace per store), else the local index
     over the vectors each document's generation holds."""
     if settings.pinecone_api_key:
         from clausewise.stores.pinecone_index import PineconeVectorIndex
 
         return PineconeVectorIndex.connect(
-            settings.pinecone_api_key.get_secret_value(), index_name=settings.pinecone_index,
-            host=settings.pinecone_host, namespace=settings.pinecone_namespace,
+            settings.pinecone_api_key.get_secret_value(),
+            index_name=settings.pinecone_index,
+            host=settings.pinecone_host,
+            namespace=settings.pinecone_namespace,
         )
     return LocalVectorIndex(stores)

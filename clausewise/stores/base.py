@@ -21,11 +21,13 @@ import json
 import time
 import uuid
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
 
 from clausewise.keys import is_safe_key, split_key
+from clausewise.kv import remove_kv_sources
 
 
 class StoreError(RuntimeError):
@@ -57,6 +59,10 @@ class Blobs(Protocol):
 
     def describe(self) -> str: ...
 
+    @property
+    def local_root(self) -> Path | None:
+        """The directory the store lives in, when it is local (None for a bucket)."""
+
 
 SHARED_RETRIES = 50
 
@@ -70,9 +76,6 @@ def _loads(data: bytes, path: str) -> Any:
         return json.loads(data)
     except json.JSONDecodeError as exc:
         raise StoreError(f"store entry {path} is corrupt: {exc}") from exc
-
-
-DOC_TABLES = ("sections", "references", "precedence", "formulae", "objects", "chunks")
 
 
 class Stores:
@@ -245,16 +248,3 @@ class GenerationWriter:
         )
         if old is not None and old.get("generation") != self.generation:
             self.stores.blobs.delete_prefix(f"docs/{self.doc_key}/{old['generation']}/")
-
-
-def remove_kv_sources(kv: dict[str, Any], doc_key: str) -> dict[str, Any]:
-    """Drop every kv value and equivalent that came from ``doc_key``; drop emptied terms."""
-    prefix = doc_key + "_"
-    out = {}
-    for term, entry in kv.items():
-        values = [v for v in entry.get("values", []) if not v["source"].startswith(prefix)]
-        equivalents = [e for e in entry.get("equivalents", []) if not e["source"].startswith(prefix)]
-        if values or equivalents:
-            out[term] = {**entry, "values": values, "equivalents": equivalents}
-            out[term]["conflict"] = len({v["value"] for v in values}) > 1
-    return out

@@ -11,7 +11,7 @@ import sqlite3
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -43,8 +43,22 @@ def check_embedding_model(stores: Stores, name: str, dim: int) -> None:
         )
 
 
+class VectorIndex(Protocol):
+    """Chunk vectors searched by cosine similarity; ``upsert_document`` runs before the document's
+    manifest is written, so an index outside the stores never misses a visible document."""
+
+    def search(self, vector: np.ndarray, k: int = 10, offset: int = 0) -> list[Hit]:
+        """The best chunks from rank ``offset`` on, best first."""
+
+    def upsert_document(self, doc_key: str, chunks: list[dict[str, Any]], vectors: np.ndarray) -> None:
+        """Replace the document's vectors (old ones removed first)."""
+
+    def delete_document(self, doc_key: str) -> None: ...
+
+
 class LocalVectorIndex:
-    """Exact cosine search over every visible document's chunk vectors (normalised, float32)."""
+    """Exact cosine search over every visible document's chunk vectors (normalised, float32). The
+    vectors live in each document's generation, so writing and deleting them is the stores' work."""
 
     def __init__(self, stores: Stores):
         self.stores = stores
@@ -74,6 +88,12 @@ class LocalVectorIndex:
         with self._lock:
             self._refresh()
             return len(self._chunks)
+
+    def upsert_document(self, doc_key: str, chunks: list[dict[str, Any]], vectors: np.ndarray) -> None:
+        """Nothing to do: the commit writes the vectors into the document's generation."""
+
+    def delete_document(self, doc_key: str) -> None:
+        """Nothing to do: deleting the document's generations deletes its vectors."""
 
     def search(self, vector: np.ndarray, k: int = 10, offset: int = 0) -> list[Hit]:
         """Chunks ranked offset..offset+k by cosine similarity (vectors are normalised)."""

@@ -20,6 +20,10 @@ class LocalBlobs:
         except OSError as exc:
             raise StoreError(f"cannot create store directory {self.root}: {exc.strerror}") from exc
 
+    @property
+    def local_root(self) -> Path:
+        return self.root
+
     def describe(self) -> str:
         return f"local directory {self.root}"
 

@@ -85,6 +85,10 @@ class R2Blobs:
             raise StoreError(f"cannot open R2 bucket {bucket} at {endpoint_url}: {exc}") from exc
         self._call("check the bucket", "", self._s3.head_bucket, Bucket=bucket)
 
+    @property
+    def local_root(self) -> None:
+        return None
+
     def describe(self) -> str:
         where = f" (prefix {self.prefix})" if self.prefix else ""
         return f"R2 bucket {self.bucket} at {self.endpoint_url}{where}"

@@ -14,7 +14,7 @@ import base64
 import functools
 import re
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from typing import Any, Literal, TypeVar
 
 from langchain_core.language_models import BaseChatModel
@@ -22,7 +22,6 @@ from langchain_core.messages import HumanMessage
 from langchain_core.prompt_values import ChatPromptValue, PromptValue
 from langchain_core.prompts import ChatPromptTemplate
 from langchain_core.runnables import Runnable, RunnableLambda
-from langchain_core.runnables.config import ContextThreadPoolExecutor
 from pydantic import BaseModel, Field
 
 from clausewise.keys import DocId
@@ -38,9 +37,10 @@ from clausewise.prompts import (
     terms,
     triage,
 )
-from clausewise.tools import tasks as offline_rules
-from clausewise.tools.query_tasks import Extract, OfflineQueryTasks, QueryTasks, Section, Terms
-from clausewise.tools.tasks import IngestTasks, OfflineTasks
+from clausewise.references import spot_references
+from clausewise.tools.ingest_tasks import IngestTasks, OfflineTasks, find_precedence
+from clausewise.tools.parallel import Usage, map_ordered
+from clausewise.tools.query_tasks import Extract, OfflineQueryTasks, QueryTasks, Section, Terms, TriageDecision
 
 MAX_ITEMS = 10  # never more than 10 sections or passages in one model call
 MAX_CONFLICT_CALLS = 3  # conflicts are looked for among the first 30 passages; rules cover the rest
@@ -50,22 +50,11 @@ HISTORY_TURNS = 6
 MAX_QUESTION_CHARS = 2000
 REFERENCE_CONTEXT = (30, 15)  # characters read before and after a listed reference to resolve it
 MAX_PAGE_CHARS = 4000  # the page text sent with an object to describe
-MAX_FIGURES = 4  # figures of one answer described for its question
 CONCURRENCY = 8  # model calls of one tasks object in flight at once
 
 U = TypeVar("U")
 
 T = TypeVar("T")
-
-
-def map_ordered(concurrency: int, fn: Callable[[U], T], items: Sequence[U]) -> list[T]:
-    """``[fn(x) for x in items]``, at most ``concurrency`` at a time, results in the order of ``items``
-    (inline, no thread, when ``concurrency`` is 1 or there is one item)."""
-    workers = min(max(1, int(concurrency or 1)), len(items))
-    if workers <= 1:
-        return [fn(x) for x in items]
-    with ContextThreadPoolExecutor(max_workers=workers) as pool:
-        return list(pool.map(fn, items))
 
 
 # ------------------------------------------------------------------ output schemas
@@ -301,7 +290,7 @@ class _ModelTasks:
         with self._slots:
             return runnable.invoke(variables, config={"run_name": f"clausewise.{task}"})
 
-    def usage(self) -> dict[str, Any]:
+    def usage(self) -> Usage:
         """The counters in the answer trace's terms, cumulative over this object's life (subtract a
         snapshot taken at the start of a question for that question's share)."""
         with self._lock:
@@ -370,16 +359,18 @@ def _passages_text(passages: list[dict[str, Any]]) -> str:
 class ModelQueryTasks(_ModelTasks):
     """The query graph's reasoner backed by a chat model; offline rules when the model fails."""
 
+    max_figures = 4  # figures of one answer described for its question
+
     def __init__(self, chat_model: BaseChatModel, fallback: QueryTasks | None = None, **options: Any) -> None:
         super().__init__(chat_model, **options)
         self.fallback: QueryTasks = fallback or OfflineQueryTasks()
 
-    def triage(self, question: str, history: list[dict[str, Any]]) -> dict[str, Any]:
+    def triage(self, question: str, history: list[dict[str, Any]]) -> TriageDecision:
         return self.guarded(
             "triage", lambda: self._triage(question, history), lambda: self.fallback.triage(question, history)
         )
 
-    def _triage(self, question: str, history: list[dict[str, Any]]) -> dict[str, Any]:
+    def _triage(self, question: str, history: list[dict[str, Any]]) -> TriageDecision:
         out: TriageOut = self.ask("triage", TriageOut, question=question, history=_history_text(history))
         turn = history[out.turn] if out.turn is not None and 0 <= out.turn < len(history) else None
         if out.route == "chat":
@@ -392,7 +383,7 @@ class ModelQueryTasks(_ModelTasks):
                 raise InvalidOutput(f"memory route without an earlier answer (turn {out.turn})")
             return {"route": "memory", "answer": turn["answer"]}
         searched = " ".join((out.question or "").split())[:MAX_QUESTION_CHARS] or question
-        decision: dict[str, Any] = {"route": "search", "question": searched}
+        decision: TriageDecision = {"route": "search", "question": searched}
         if turn is not None and searched.lower() != question.lower():
             decision["follow_up_of"] = turn.get("question", "")
         return decision
@@ -549,7 +540,7 @@ class ModelIngestTasks(_ModelTasks):
             for a, b in verbatim_spans(text, raw):
                 lo, hi = max(0, a - REFERENCE_CONTEXT[0]), min(len(text), b + REFERENCE_CONTEXT[1])
                 here = []  # one match may name several targets ("Tables 5.1 and 5.2"), with one span
-                for ref in offline_rules.spot_references(doc, dict(section, text=text[lo:hi]), known):
+                for ref in spot_references(doc, dict(section, text=text[lo:hi]), known):
                     s, e = ref["span"][0] + lo, ref["span"][1] + lo
                     if s < b and a < e and not any(s < y and x < e for x, y in taken):
                         here.append(dict(ref, span=[s, e]))
@@ -588,7 +579,7 @@ class ModelIngestTasks(_ModelTasks):
                 where = verbatim_span(text, stated.applies_to)
                 if where is not None:
                     probe = dict(section, text=text[where[0] : where[1]])
-                    found = [f for f in offline_rules.spot_references(doc, probe, known) if f["target"]]
+                    found = [f for f in spot_references(doc, probe, known) if f["target"]]
                     target = found[0]["target"] if found else key
             rules.append(
                 {
@@ -600,9 +591,7 @@ class ModelIngestTasks(_ModelTasks):
                 }
             )
         structural = [
-            r
-            for r in offline_rules.find_precedence(doc, section, known)
-            if r["type"] in ("informative", "normative", "ndp")
+            r for r in find_precedence(doc, section, known) if r["type"] in ("informative", "normative", "ndp")
         ]
         seen, unique = set(), []
         for r in rules + structural:

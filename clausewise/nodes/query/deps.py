@@ -1,29 +1,27 @@
-"""What the query nodes use: stores, indexes, embedder, reasoner, and caches derived from the stores."""
+"""What the query nodes use (the run's dependencies, carried in ``QueryContext.deps``): stores,
+indexes, embedder, reasoner, and caches derived from the stores."""
 
 from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
+from langgraph.runtime import Runtime
 
-from clausewise.stores import KeywordIndex, LocalVectorIndex, Stores
+from clausewise.stores import KeywordIndex, Stores, VectorIndex
 from clausewise.stores.index import check_embedding_model
+from clausewise.system import System
 from clausewise.tools.models import Embedder
 from clausewise.tools.query_tasks import OfflineQueryTasks, QueryTasks, Terms, Vocabulary, question_terms
 
 
 @dataclass
 class QueryDeps:
-    stores: Stores
-    embedder: Embedder
-    tasks: QueryTasks
-    cache_dir: Path
+    system: System
     _vocab: tuple[str, Vocabulary] | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
-    _vector_index: Any = None  # LocalVectorIndex, or a PineconeVectorIndex given at build time
     _keyword_index: KeywordIndex | None = None
     _query_vectors: dict[str, np.ndarray] = field(default_factory=dict)
     offline_tasks: QueryTasks = field(default_factory=OfflineQueryTasks)
@@ -32,15 +30,25 @@ class QueryDeps:
         check_embedding_model(self.stores, self.embedder.name, self.embedder.dim)
 
     @property
-    def vector_index(self) -> Any:
-        if self._vector_index is None:
-            self._vector_index = LocalVectorIndex(self.stores)
-        return self._vector_index
+    def stores(self) -> Stores:
+        return self.system.stores
+
+    @property
+    def embedder(self) -> Embedder:
+        return self.system.embedder
+
+    @property
+    def tasks(self) -> QueryTasks:
+        return self.system.query_tasks
+
+    @property
+    def vector_index(self) -> VectorIndex:
+        return self.system.vector_index
 
     @property
     def keyword_index(self) -> KeywordIndex:
         if self._keyword_index is None:
-            self._keyword_index = KeywordIndex(self.stores, self.cache_dir / "keyword.sqlite")
+            self._keyword_index = KeywordIndex(self.stores, self.system.cache_dir / "keyword.sqlite")
         return self._keyword_index
 
     def signature(self) -> str:
@@ -69,3 +77,11 @@ class QueryDeps:
             return self.stores.lookup("sections", key)
         except KeyError:
             return None
+
+
+def deps_of(runtime: Runtime[Any]) -> QueryDeps:
+    """The run's query dependencies (the graph's wiring puts them in the context)."""
+    deps = runtime.context.deps if runtime.context is not None else None
+    if not isinstance(deps, QueryDeps):
+        raise RuntimeError("QueryContext.deps is not set: compile the graph with build_query_graph()")
+    return deps

@@ -1,4 +1,5 @@
-"""Query nodes that shape the answer: precedence, conflict-check, compose (the answer contract)."""
+"""compose: the answer contract (passages, images, precedence, conflicts, references followed and
+not, trace) and the engineer's brief in markdown."""
 
 from __future__ import annotations
 
@@ -7,82 +8,19 @@ import time
 from collections import defaultdict
 from typing import Any
 
-from langchain_core.runnables.config import ContextThreadPoolExecutor
+from langgraph.runtime import Runtime
 
 from clausewise.graph.state import QueryContext, QueryState
-from clausewise.nodes.query.deps import QueryDeps
+from clausewise.nodes.query.deps import QueryDeps, deps_of
+from clausewise.tools.parallel import map_ordered
 
 MARKDOWN_QUOTES = 40  # quotes per part of the brief; every passage stays in the contract's list
-_VIA_ORDER = {"vector": 0, "keyword": 0, "reference": 1, "neighbour": 2}
 
 
-def build_passages(deps: QueryDeps, state: QueryState) -> list[dict[str, Any]]:
-    cands = state.get("candidates") or {}
-    passages = []
-    for key, parts in (state.get("extracts") or {}).items():
-        section = deps.section(key)
-        if not parts or section is None:
-            continue
-        c = cands.get(key, {"via": "vector", "hop": 0, "from_key": None})
-        for part in parts:
-            passages.append(
-                {
-                    "key": key,
-                    "document": section["document"],
-                    "section": section["section"],
-                    "kind": section["kind"],
-                    "title": section.get("title"),
-                    "page": part["pages"][0],
-                    "pages": part["pages"],
-                    "text": part["text"],
-                    "hop": c["hop"],
-                    "via": c["via"],
-                    "from_key": c.get("from_key"),
-                    "score": part["score"],
-                }
-            )
-    passages.sort(key=lambda p: (p["hop"], _VIA_ORDER.get(p["via"], 3), -p["score"], p["document"], p["page"]))
-    return passages
-
-
-def precedence(deps: QueryDeps, state: QueryState) -> dict[str, Any]:
-    """Rules governing each contributing section, its ancestors and its document."""
-    keys = [k for k, v in (state.get("extracts") or {}).items() if v]
-    rules, seen = [], set()
-    for key in keys:
-        chain, cursor = [], key
-        for _ in range(8):
-            section = deps.section(cursor)
-            if section is None:
-                break
-            chain.append(cursor)
-            cursor = section.get("parent") or ""
-        for governed in chain:
-            for rule in deps.stores.lookup("precedence", governed) or []:
-                marker = (key, rule["rule"])
-                if marker not in seen:
-                    seen.add(marker)
-                    rules.append(
-                        {
-                            "key": key,
-                            "rule": rule["rule"],
-                            "source_key": rule["source_key"],
-                            "type": rule.get("type"),
-                            "via": governed if governed != key else None,
-                        }
-                    )
-    return {"precedence": rules}
-
-
-def conflict_check(deps: QueryDeps, state: QueryState) -> dict[str, Any]:
-    """Passages that disagree, highlighted and never resolved (the reasoner decides what disagrees)."""
-    passages = build_passages(deps, state)
-    return {"conflicts": deps.tasks.find_conflicts(passages, state.get("precedence") or [], deps.stores.kv())[:20]}
-
-
-def compose(deps: QueryDeps, state: QueryState, ctx: QueryContext) -> dict[str, Any]:
-    """The answer contract of DESIGN.md, with an engineer's brief as markdown."""
-    passages = build_passages(deps, state)
+def compose(state: QueryState, runtime: Runtime[QueryContext]) -> dict[str, Any]:
+    """The answer contract (docs/DESIGN.md), with an engineer's brief as markdown."""
+    ctx, deps = runtime.context, deps_of(runtime)
+    passages = [dict(p) for p in state.get("passages") or []]
     images: list[dict[str, Any]] = []
     for p in passages:
         if (
@@ -106,17 +44,15 @@ def compose(deps: QueryDeps, state: QueryState, ctx: QueryContext) -> dict[str, 
                     }
                 )
     # The model looks at the answer's first figures for this question (the offline reasoner cannot).
-    describe_figure = getattr(deps.tasks, "describe_figure", None)
-    figures = [i for i in images if i["kind"] == "figure"][: getattr(deps.tasks, "max_figures", 4)]
-    if describe_figure is not None and figures:
-        workers = min(len(figures), max(1, int(getattr(deps.tasks, "concurrency", 1) or 1)))
-        with ContextThreadPoolExecutor(max_workers=workers) as pool:
-            described = list(
-                pool.map(lambda i: describe_figure(state["search_question"], i.get("caption"), i["png"]), figures)
-            )
-        for image, text in zip(figures, described, strict=True):
-            if text:
-                image["description"] = text
+    figures = [i for i in images if i["kind"] == "figure"][: deps.tasks.max_figures]
+    described = map_ordered(
+        deps.tasks.concurrency,
+        lambda i: deps.tasks.describe_figure(state["search_question"], i.get("caption"), i["png"]),
+        figures,
+    )
+    for image, text in zip(figures, described, strict=True):
+        if text:
+            image["description"] = text
     for image in images:
         image.pop("kind")
         image.pop("png")
@@ -146,37 +82,12 @@ def compose(deps: QueryDeps, state: QueryState, ctx: QueryContext) -> dict[str, 
 def usage_since(deps: QueryDeps, state: QueryState) -> dict[str, Any]:
     """Model calls, tokens and degraded tasks of this question (the reasoner's counters less the
     snapshot triage took); the offline reasoner makes none."""
-    usage = getattr(deps.tasks, "usage", None)
-    if usage is None:
-        return {"mode": "offline", "llm_calls": 0, "tokens": 0, "degraded": []}
-    now, before = usage(), state.get("usage_before") or {}
+    now, before = deps.tasks.usage(), state.get("usage_before") or {}
     return {
         "mode": now["mode"],
         "llm_calls": now["llm_calls"] - before.get("llm_calls", 0),
         "tokens": now["tokens"] - before.get("tokens", 0),
         "degraded": now["degraded"][len(before.get("degraded", [])) :],
-    }
-
-
-def reply(deps: QueryDeps, state: QueryState) -> dict[str, Any]:
-    """Greeting or a repeat: a short answer, no search."""
-    text = state.get("reply") or ""
-    return {
-        "passages": [],
-        "images": [],
-        "precedence": [],
-        "conflicts": [],
-        "unfollowed_references": [],
-        "unresolved_references": [],
-        "answer_markdown": text,
-        "trace": {
-            **usage_since(deps, state),
-            "widenings": 0,
-            "hops": 0,
-            "elapsed_s": round(time.perf_counter() - state["started"], 3),
-            "route": state["route"],
-        },
-        "history": [{"question": state["question"], "answer": text}] if state["route"] == "chat" else [],
     }
 
 

@@ -1,4 +1,4 @@
-"""Merge page results into sections: numbered clauses, annexes, front matter, tables, figures,
+"""merge-sections: page results merged into sections: numbered clauses, annexes, front matter, tables, figures,
 expressions, with pages, parents and previous/next keys.
 
 Headings are recognised by their numbering and accepted only when the number is a plausible
@@ -11,10 +11,17 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
-from clausewise.keys import DocId, clean_number, object_key
-from clausewise.nodes.ingest.pages import parse_caption
+from langgraph.runtime import Runtime
+
+from clausewise.graph.state import IngestContext, IngestState
+from clausewise.keys import DocId, clean_number, object_key, split_key
+from clausewise.nodes.ingest.check_document import IngestError, doc_id_of
+from clausewise.nodes.ingest.extract_page import parse_caption
+from clausewise.page_map import page_at
+from clausewise.pdf import close_pdf
 
 _DIGITISH = str.maketrans({"l": "1", "I": "1", "]": "1", "/": "1", "|": "1", "O": "0", "o": "0"})
 NUMBERED = re.compile(r"^(?P<num>[1-9]\d?(?:\s?\.\s?[\dlI\]/|Oo]{1,2}){0,5})(?P<dot>\.)?(?:\s+(?P<rest>.*))?$")
@@ -304,7 +311,7 @@ def build_sections(doc: DocId, title: str, pages: list[dict[str, Any]]) -> dict[
     # Parents that were never seen as headings (OCR lost them) fall back to the nearest ancestor.
     for entry in entries.values():
         while entry["parent"] and entry["parent"] not in entries:
-            code = entry["parent"].split("_", 2)[2]
+            code = split_key(entry["parent"])[2]
             up = code.rsplit(".", 1)[0] if "." in code else None
             entry["parent"] = object_key(doc, up) if up else None
     ordered = list(entries)
@@ -381,7 +388,7 @@ def _annex_number(number: str, annex: str | None) -> str:
 def _insert_after(ordered: list[str], parent: str | None, key: str) -> None:
     if parent in ordered:
         idx = ordered.index(parent) + 1
-        while idx < len(ordered) and ordered[idx].rsplit("_", 2)[-2:][0] in ("table", "figure", "expression"):
+        while idx < len(ordered) and split_key(ordered[idx])[2].split("_")[0] in ("table", "figure", "expression"):
             idx += 1
         ordered.insert(idx, key)
     else:
@@ -409,7 +416,7 @@ def _expressions(doc: DocId, entries: dict[str, dict[str, Any]], ordered: list[s
             if ekey in entries:
                 continue
             offset = sum(len(ln) + 1 for ln in lines[:idx])
-            page = _page_at(entry["page_map"], offset)
+            page = page_at(entry["page_map"], offset)
             entries[ekey] = {
                 "key": ekey,
                 "document": doc.display,
@@ -427,9 +434,32 @@ def _expressions(doc: DocId, entries: dict[str, dict[str, Any]], ordered: list[s
             _insert_after(ordered, key, ekey)
 
 
-def _page_at(page_map: list[list[int]], offset: int) -> int:
-    page = page_map[0][1]
-    for start, pno in page_map:
-        if start <= offset:
-            page = pno
-    return page
+def with_neighbours(sections: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Each section learns the next table/figure/expression after it ("the following table")."""
+    keys = list(sections)
+    for i, key in enumerate(keys):
+        for kind in ("table", "figure", "expression"):
+            sections[key][f"next_{kind}"] = next((k for k in keys[i + 1 : i + 12] if sections[k]["kind"] == kind), None)
+        parent = sections[key].get("parent")
+        sections[key]["parent_title"] = sections[parent]["title"] if parent in sections else ""
+    return sections
+
+
+def merge_sections(state: IngestState, runtime: Runtime[IngestContext]) -> dict[str, Any]:
+    """Every page is in: close the file, build the sections, and warn about pages nobody can search."""
+    close_pdf(state["path"])
+    doc = state["doc"]
+    pages = state["page_results"]
+    if not any(p["has_text"] for p in pages):
+        raise IngestError(f"{Path(state['path']).name}: no page has a text layer; run OCR on the scan first")
+    sections = build_sections(doc_id_of(doc), doc["title"], pages)
+    warnings = list(state.get("warnings", []))
+    blank = [p["page"] for p in pages if not p["has_text"] and p["has_image"]]
+    if blank:
+        warnings.append(
+            f"{len(blank)} page(s) have an image but no text layer (not searchable): "
+            f"{', '.join(map(str, blank[:20]))}{' ...' if len(blank) > 20 else ''}"
+        )
+    if not any(s["kind"] == "clause" for s in sections.values()):
+        warnings.append("no numbered clauses found; the document is indexed as front matter only")
+    return {"sections": with_neighbours(sections), "warnings": warnings}

@@ -1,4 +1,4 @@
-"""Per-page extraction: text lines with positions, captioned figures and tables, cropped images.
+"""extract-page (one Send per page): text lines with positions, captioned figures and tables, cropped images.
 
 Works on born-digital pages and on scans with an OCR text layer alike: figures and tables are found
 as regions of the page (PyMuPDF's layout model, run only on pages that carry a caption), cropped from
@@ -16,14 +16,15 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pymupdf
 
 from clausewise.keys import clean_number
+from clausewise.pdf import MUPDF_LOCK, open_pdf
 
-# PyMuPDF is not thread-safe; page workers run in a thread pool, so every MuPDF call holds this.
-MUPDF_LOCK = threading.RLock()
+if TYPE_CHECKING:  # page workers import this module: keep LangGraph out of their start-up
+    from clausewise.graph.state import PageTask
 
 CROP_DPI = 110
 _NUM = r"[A-Z]?\s?\.?\s?(?:[\dIlS][\dIlOS]?|(?<=\.)s)(?:\s?\.\s?(?:[\dIlOS]{1,2}|s\b)){0,3}[a-z]?"
@@ -186,7 +187,7 @@ def _inside(line: dict[str, Any], region: list[float]) -> bool:
     return region[0] - 2 <= cx <= region[2] + 2 and region[1] - 2 <= cy <= region[3] + 2
 
 
-def extract_page(doc: pymupdf.Document, pno: int, *, crop: bool = True) -> dict[str, Any]:
+def read_page(doc: pymupdf.Document, pno: int, *, crop: bool = True) -> dict[str, Any]:
     """Everything ingestion needs from one page; ``pno`` is 0-based, the result's page is 1-based."""
     t0 = time.perf_counter()
     with MUPDF_LOCK:
@@ -369,7 +370,7 @@ def _extract_in_worker(path: str, pno: int, crop: bool) -> dict[str, Any]:
             old.close()
         _worker_docs.clear()
         doc = _worker_docs[key] = pymupdf.open(path)
-    return extract_page(doc, pno, crop=crop)
+    return read_page(doc, pno, crop=crop)
 
 
 def _shutdown_pool() -> None:
@@ -379,14 +380,12 @@ def _shutdown_pool() -> None:
         _pool = None
 
 
-def extract_page_pooled(path: str, pno: int, *, crop: bool, processes: int) -> dict[str, Any]:
-    """:func:`extract_page` in one of ``processes`` worker processes (in this process when <= 1, or
+def read_page_pooled(path: str, pno: int, *, crop: bool, processes: int) -> dict[str, Any]:
+    """:func:`read_page` in one of ``processes`` worker processes (in this process when <= 1, or
     when worker processes cannot start, e.g. from a script without a ``__main__`` guard)."""
     global _pool, _pool_broken
     if processes <= 1 or _pool_broken:
-        from clausewise.nodes.ingest.document import open_pdf
-
-        return extract_page(open_pdf(path), pno, crop=crop)
+        return read_page(open_pdf(path), pno, crop=crop)
     with _pool_lock:
         if _pool is None or _pool._max_workers != processes:
             _shutdown_pool()
@@ -402,4 +401,9 @@ def extract_page_pooled(path: str, pno: int, *, crop: bool, processes: int) -> d
         return pool.submit(_extract_in_worker, path, pno, crop).result()
     except BrokenProcessPool:
         _pool_broken = True
-        return extract_page_pooled(path, pno, crop=crop, processes=1)
+        return read_page_pooled(path, pno, crop=crop, processes=1)
+
+
+def extract_page(task: PageTask) -> dict[str, Any]:
+    page = read_page_pooled(task["path"], task["pno"], crop=task["crop"], processes=task["processes"])
+    return {"page_results": [page]}

@@ -1,0 +1,116 @@
+"""follow-refs: the references of every relevant section not yet followed (2nd and 3rd order), and
+neighbours for "see above / the following table", become candidates one hop further."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from langgraph.runtime import Runtime
+
+from clausewise.graph.state import RESET, QueryContext, QueryState
+from clausewise.nodes.query.deps import deps_of
+from clausewise.references import claimed_references, doc_display
+
+
+def follow_refs(state: QueryState, runtime: Runtime[QueryContext]) -> dict[str, Any]:
+    """References of every relevant section not yet followed become candidates one hop further."""
+    deps, max_hops = deps_of(runtime), runtime.context.max_hops
+    extracts = state.get("extracts") or {}
+    cands = state.get("candidates") or {}
+    followed = state.get("followed") or {}
+    visible = set(deps.stores.visible_documents())
+    new: dict[str, dict[str, Any]] = {}
+    unfollowed = list(state.get("unfollowed_references") or [])
+    unresolved = list(state.get("unresolved_references") or [])
+    done: dict[str, int] = {}
+    rejected: list[dict[str, Any]] = list(state.get("rejected_references") or [])
+    for key, parts in extracts.items():
+        if not parts or key in followed:
+            continue
+        done[key] = 1
+        hop = cands.get(key, {}).get("hop", 0)
+        section = deps.section(key) or {}
+        refs = deps.stores.lookup("references", key) or []
+        targets = []
+        for ref in refs:
+            s, e = ref["span"]
+            if section.get("text", "")[s:e] != ref["raw"]:
+                continue  # a reference must be in the source text where it claims to be
+            targets.append(ref)
+        claimed = [r for part in parts for r in part.get("claimed_refs") or []]
+        if claimed:
+            checked, wrong = claimed_references(
+                section, claimed, set(deps.stores.doc_table(section["doc_key"], "sections"))
+            )
+            targets += checked
+            rejected += [{"from_key": key, "ref": r, "reason": "not in the source text"} for r in wrong]
+        # The clause a table or figure hangs from, and the table a clause introduces, are neighbours.
+        if section.get("kind") in ("table", "figure", "expression") and section.get("parent"):
+            targets.append(
+                {
+                    "raw": "parent clause",
+                    "target": section["parent"],
+                    "kind": "neighbour",
+                    "document": section["doc_key"],
+                    "resolved": True,
+                }
+            )
+        for ref in targets:
+            target, raw = ref.get("target"), ref["raw"].strip()
+            if ref["document"] not in visible:
+                unresolved.append(
+                    {
+                        "from_key": key,
+                        "ref": raw,
+                        "document": ref["document"],
+                        "reason": f"document not ingested ({doc_display(ref['document'])})",
+                    }
+                )
+                continue
+            if not target or deps.section(target) is None:
+                if ref["kind"] != "neighbour":
+                    unresolved.append({"from_key": key, "ref": raw, "reason": "target not found in the document"})
+                continue
+            if hop + 1 > max_hops:
+                unfollowed.append({"from_key": key, "ref": raw, "target": target})
+                continue
+            para = re.search(r"\(\s?(\d{1,2})\s?\)", raw)
+            entry = {
+                "via": "neighbour" if ref["kind"] == "neighbour" else "reference",
+                "hop": hop + 1,
+                "from_key": key,
+                "ref": raw,
+            }
+            if para:
+                entry["focus"] = f"({para.group(1)})"
+            elif re.search(r"_(table|figure|expression)_", target):
+                entry["focus"] = "*"  # a cited table, figure or expression is shown whole
+            if target not in cands and target not in new:
+                new[target] = entry
+            elif target in extracts and not extracts[target] and entry.get("focus") and target not in new:
+                new[target] = entry  # read again, now for the paragraph the reference names
+    reread = {k: [] for k in new if k in extracts}
+    update: dict[str, Any] = {
+        "candidates": new,
+        "followed": done,
+        "hops": max(state.get("hops", 0), 1 if new else 0),
+        "unfollowed_references": _unique(unfollowed),
+        "unresolved_references": _unique(unresolved),
+        "rejected_references": _unique(rejected),
+    }
+    if reread:
+        update["extracts"] = {k: v for k, v in extracts.items() if k not in reread} | {RESET: True}
+    if new:
+        update["hops"] = max(state.get("hops", 0), max(e["hop"] for e in new.values()))
+    return update
+
+
+def _unique(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    seen, out = set(), []
+    for item in items:
+        marker = (item.get("from_key"), item.get("ref"), item.get("target"))
+        if marker not in seen:
+            seen.add(marker)
+            out.append(item)
+    return out
