@@ -5,7 +5,6 @@ wires them."""
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
@@ -16,7 +15,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 from langgraph.types import Send
 
-from clausewise.graph.state import IngestContext, IngestInput, IngestOutput, IngestState, PageTask, with_deps
+from clausewise.graph.state import DepsBinder, IngestContext, IngestInput, IngestOutput, IngestState, PageTask
 from clausewise.nodes.ingest import (
     check_document,
     commit,
@@ -28,7 +27,6 @@ from clausewise.nodes.ingest import (
     references,
     terms,
 )
-from clausewise.nodes.ingest.deps import IngestDeps
 from clausewise.stores import Stores, VectorIndex
 from clausewise.system import System
 from clausewise.tools.ingest_tasks import IngestTasks
@@ -69,19 +67,7 @@ def build_ingest_graph(
     run opens the store its context names (Studio), on first use."""
     if system is None and stores is not None:
         system = System(stores=stores, embedder=embedder, ingest_tasks=tasks, vector_index=vector_index)
-    opened: dict[str, IngestDeps] = {}
-    lock = threading.Lock()
-
-    def deps_for(ctx: IngestContext) -> IngestDeps:
-        key = "system" if system is not None else ctx.store_dir
-        with lock:
-            if key not in opened:
-                opened[key] = IngestDeps(system or System(store_dir=ctx.store_dir))
-            return opened[key]
-
-    def bind(fn: Any) -> Any:
-        return with_deps(fn, IngestContext, deps_for)
-
+    bind = DepsBinder(system, lambda running: running, IngestContext)  # ingestion nodes use the system itself
     graph = StateGraph(IngestState, context_schema=IngestContext, input_schema=IngestInput, output_schema=IngestOutput)
     graph.add_node("check_document", bind(check_document.check_document))
     graph.add_node("extract_page", extract_page.extract_page)

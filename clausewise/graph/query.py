@@ -6,7 +6,6 @@ name in ``clausewise.nodes.query.<name>``; this module only wires them."""
 
 from __future__ import annotations
 
-import threading
 from pathlib import Path
 from typing import Any, Literal
 
@@ -15,7 +14,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Send
 
-from clausewise.graph.state import QueryContext, QueryInput, QueryOutput, QueryState, with_deps
+from clausewise.graph.state import DepsBinder, QueryContext, QueryInput, QueryOutput, QueryState
 from clausewise.nodes.query import (
     collect_passages,
     compose,
@@ -108,18 +107,7 @@ def build_query_graph(
         system = System(
             stores=stores, embedder=embedder, query_tasks=tasks, vector_index=vector_index, cache_dir=cache_dir
         )
-    opened: dict[str, QueryDeps] = {}
-    lock = threading.Lock()
-
-    def deps_for(ctx: QueryContext) -> QueryDeps:
-        key = "system" if system is not None else ctx.store_dir
-        with lock:
-            if key not in opened:
-                opened[key] = QueryDeps(system or System(store_dir=ctx.store_dir))
-            return opened[key]
-
-    def bind(fn: Any) -> Any:
-        return with_deps(fn, QueryContext, deps_for)
+    bind = DepsBinder(system, QueryDeps, QueryContext)
 
     def after_review(state: QueryState, runtime: Any) -> str:
         return route_after_review(state, runtime.context or QueryContext())

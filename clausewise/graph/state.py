@@ -6,6 +6,7 @@ subgraph without leaking its working keys into a parent.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import (
@@ -181,19 +182,36 @@ class QueryState(TypedDict):
     model_calls_left: NotRequired[int]
 
 
-def with_deps(fn: Callable[..., Any], default_context: Callable[[], Any], deps_for: Callable[[Any], Any]) -> Any:
-    """``fn(state, runtime)`` with the run's dependencies in ``runtime.context.deps``: a caller's
-    context is kept (``deps_for(context)`` fills in what it lacks), none means the defaults."""
+class DepsBinder:
+    """Gives nodes ``fn(state, runtime)`` the run's dependencies in ``runtime.context.deps``: made by
+    ``make(system)`` from the system a graph was built over, or (Studio: no system) from a system
+    opened on the store directory the run's context names, once per directory. A caller's context
+    is kept; none means the context's defaults."""
 
-    def run(state: Any, runtime: Runtime[Any]) -> Any:
-        ctx = runtime.context if runtime.context is not None else default_context()
-        if ctx.deps is None:
-            ctx = replace(ctx, deps=deps_for(ctx))
-        return fn(state, runtime.override(context=ctx))
+    def __init__(self, system: Any, make: Callable[[Any], Any], context_type: Callable[[], Any]) -> None:
+        self.system, self.make, self.context_type = system, make, context_type
+        self._made: dict[str, Any] = {}
+        self._lock = threading.Lock()
 
-    run.__name__ = run.__qualname__ = getattr(fn, "__name__", "node")
-    run.__doc__ = fn.__doc__
-    return run
+    def deps_for(self, ctx: Any) -> Any:
+        key = "system" if self.system is not None else ctx.store_dir
+        with self._lock:
+            if key not in self._made:
+                from clausewise.system import System  # the system is wiring, not state: import on use
+
+                self._made[key] = self.make(self.system or System(store_dir=ctx.store_dir))
+            return self._made[key]
+
+    def __call__(self, fn: Callable[..., Any]) -> Any:
+        def run(state: Any, runtime: Runtime[Any]) -> Any:
+            ctx = runtime.context if runtime.context is not None else self.context_type()
+            if ctx.deps is None:
+                ctx = replace(ctx, deps=self.deps_for(ctx))
+            return fn(state, runtime.override(context=ctx))
+
+        run.__name__ = run.__qualname__ = getattr(fn, "__name__", "node")
+        run.__doc__ = fn.__doc__
+        return run
 
 
 class ExtractTask(TypedDict):

@@ -14,7 +14,7 @@ from langgraph.runtime import Runtime
 
 from clausewise.graph.state import IngestContext, IngestState
 from clausewise.keys import DocId, doc_id, find_designations, parse_designation
-from clausewise.nodes.ingest.deps import deps_of
+from clausewise.nodes.ingest.deps import system_of
 from clausewise.pdf import MUPDF_LOCK
 
 
@@ -133,7 +133,7 @@ def doc_id_of(doc: dict[str, Any]) -> DocId:
 
 
 def check_document(state: IngestState, runtime: Runtime[IngestContext]) -> dict[str, Any]:
-    ctx, deps = runtime.context, deps_of(runtime)
+    ctx, system = runtime.context, system_of(runtime)
     path = Path(state["path"])
     started = time.perf_counter()
     pdf = validate_pdf(path, max_file_mb=ctx.max_file_mb, max_pages=ctx.max_pages)
@@ -143,7 +143,7 @@ def check_document(state: IngestState, runtime: Runtime[IngestContext]) -> dict[
         with MUPDF_LOCK:
             pdf.close()
     doc["sha256"] = sha256_of(path)
-    stores = deps.stores
+    stores = system.stores
     visible = stores.manifest(doc["key"])
     if visible and not state.get("overwrite"):
         if visible.get("sha256") == doc["sha256"]:

@@ -13,7 +13,7 @@ from langgraph.runtime import Runtime
 from clausewise.graph.state import IngestContext, IngestState
 from clausewise.keys import split_key
 from clausewise.kv import replace_document_terms
-from clausewise.nodes.ingest.deps import deps_of
+from clausewise.nodes.ingest.deps import system_of
 from clausewise.references import doc_display, resolve_external
 from clausewise.stores import Stores, VectorIndex
 
@@ -140,9 +140,9 @@ def summarise(
 
 
 def commit(state: IngestState, runtime: Runtime[IngestContext]) -> dict[str, Any]:
-    ctx, deps = runtime.context, deps_of(runtime)
+    ctx, system = runtime.context, system_of(runtime)
     started = time.perf_counter()
-    counts = commit_document(deps.stores, dict(state), ctx.crop_images, deps.vector_index)
+    counts = commit_document(system.stores, dict(state), ctx.crop_images, system.vector_index)
     pages = state["page_results"]
     counts["timing"] = {
         "page_workers_s": round(sum(p["seconds"] for p in pages), 2),

@@ -9,7 +9,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from clausewise.graph.state import IngestContext, IngestState
-from clausewise.nodes.ingest.deps import deps_of
+from clausewise.nodes.ingest.deps import system_of
 from clausewise.tools.parallel import map_ordered
 
 
@@ -26,7 +26,7 @@ def page_context(state: IngestState) -> tuple[dict[tuple[int, str, Any], bytes],
 
 
 def describe_objects(state: IngestState, runtime: Runtime[IngestContext]) -> dict[str, Any]:
-    tasks = deps_of(runtime).tasks
+    tasks = system_of(runtime).ingest_tasks
     sections = state["sections"]
     citing: dict[str, list[str]] = {}
     for section in sections.values():

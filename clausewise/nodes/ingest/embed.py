@@ -9,15 +9,15 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from clausewise.graph.state import IngestContext, IngestState
-from clausewise.nodes.ingest.deps import deps_of
+from clausewise.nodes.ingest.deps import system_of
 from clausewise.page_map import page_at
 from clausewise.stores.index import check_embedding_model
 
 
 def embed(state: IngestState, runtime: Runtime[IngestContext]) -> dict[str, Any]:
-    ctx, deps = runtime.context, deps_of(runtime)
-    embedder = deps.embedder
-    check_embedding_model(deps.stores, embedder.name, embedder.dim)
+    ctx, system = runtime.context, system_of(runtime)
+    embedder = system.embedder
+    check_embedding_model(system.stores, embedder.name, embedder.dim)
     chunks = make_chunks(state["sections"], state["descriptions"], ctx.chunk_chars)
     started = time.perf_counter()
     vectors = embedder.embed_documents([c["text"] for c in chunks])

@@ -9,12 +9,12 @@ from langgraph.runtime import Runtime
 
 from clausewise.graph.state import IngestContext, IngestState
 from clausewise.nodes.ingest.check_document import doc_id_of
-from clausewise.nodes.ingest.deps import deps_of
+from clausewise.nodes.ingest.deps import system_of
 from clausewise.tools.parallel import map_ordered
 
 
 def references(state: IngestState, runtime: Runtime[IngestContext]) -> dict[str, Any]:
-    tasks = deps_of(runtime).tasks
+    tasks = system_of(runtime).ingest_tasks
     sections = state["sections"]
     known = set(sections)
     doc = doc_id_of(state["doc"])

@@ -8,12 +8,12 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from clausewise.graph.state import IngestContext, IngestState
-from clausewise.nodes.ingest.deps import deps_of
+from clausewise.nodes.ingest.deps import system_of
 from clausewise.tools.parallel import map_ordered
 
 
 def terms(state: IngestState, runtime: Runtime[IngestContext]) -> dict[str, Any]:
-    tasks = deps_of(runtime).tasks
+    tasks = system_of(runtime).ingest_tasks
     found_terms: list[dict[str, Any]] = []
     for found in map_ordered(tasks.concurrency, tasks.extract_terms, list(state["sections"].values())):
         found_terms += found
