@@ -170,28 +170,35 @@ def ingest_pdf(embedder: Any) -> Callable[..., tuple[Any, dict[str, Any]]]:
     return run
 
 
-def _ingested(tmp_path_factory: pytest.TempPathFactory, ingest_pdf: Callable[..., Any], pdf: Path,
-              name: str) -> SimpleNamespace:
+def _ingested(
+    tmp_path_factory: pytest.TempPathFactory, ingest_pdf: Callable[..., Any], pdf: Path, name: str
+) -> SimpleNamespace:
     store_dir = tmp_path_factory.mktemp(name)
     stores, output = ingest_pdf(store_dir, pdf)
     assert output["status"] == "ingested", output
     doc_key = output["doc_key"]
     return SimpleNamespace(
-        dir=store_dir, stores=stores, output=output, doc_key=doc_key, pdf=pdf,
+        dir=store_dir,
+        stores=stores,
+        output=output,
+        doc_key=doc_key,
+        pdf=pdf,
         sections=stores.doc_table(doc_key, "sections"),
     )
 
 
 @pytest.fixture(scope="session")
-def sample_store(tmp_path_factory: pytest.TempPathFactory, ingest_pdf: Callable[..., Any],
-                 sample_pdf: Path) -> SimpleNamespace:
+def sample_store(
+    tmp_path_factory: pytest.TempPathFactory, ingest_pdf: Callable[..., Any], sample_pdf: Path
+) -> SimpleNamespace:
     """The born-digital sample ingested once (read-only: copy it with ``copy_store`` to modify)."""
     return _ingested(tmp_path_factory, ingest_pdf, sample_pdf, "sample-store")
 
 
 @pytest.fixture(scope="session")
-def scanned_store(tmp_path_factory: pytest.TempPathFactory, ingest_pdf: Callable[..., Any],
-                  scanned_pdf: Path) -> SimpleNamespace:
+def scanned_store(
+    tmp_path_factory: pytest.TempPathFactory, ingest_pdf: Callable[..., Any], scanned_pdf: Path
+) -> SimpleNamespace:
     """The scanned-style sample ingested once (read-only)."""
     return _ingested(tmp_path_factory, ingest_pdf, scanned_pdf, "scanned-store")
 
@@ -217,6 +224,7 @@ def sample_2024_pdf(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture
 def copy_store(tmp_path: Path) -> Callable[[Path], Path]:
     """``copy_store(src) -> dst``: a private copy of a session store that a test may modify."""
+
     def copy(src: Path) -> Path:
         dst = tmp_path / f"store-copy-{len(list(tmp_path.glob('store-copy-*')))}"
         shutil.copytree(src, dst)
@@ -242,8 +250,11 @@ def snapshot() -> Callable[[Path], dict[str, bytes | None]]:
 @pytest.fixture(scope="session")
 def subprocess_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     """Environment for CLI subprocesses: offline, no stray settings, clausewise importable."""
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("R2_", "GEMINI_", "PINECONE_", "STORE_DIR", "MAX_FILE_MB", "MAX_PAGES"))}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("R2_", "GEMINI_", "PINECONE_", "STORE_DIR", "MAX_FILE_MB", "MAX_PAGES"))
+    }
     env["PYTHONPATH"] = str(REPO_ROOT) + os.pathsep + env.get("PYTHONPATH", "")
     env["HF_HUB_OFFLINE"] = "1"
     env["TOKENIZERS_PARALLELISM"] = "false"

@@ -46,8 +46,14 @@ def bad_inputs(bad_pdfs: dict[str, Path], tmp_path_factory: pytest.TempPathFacto
     folder.mkdir()
     empty = d / "empty.pdf"
     empty.write_bytes(b"")
-    return {**bad_pdfs, "huge": huge, "missing": d / "missing.pdf", "directory": folder, "empty": empty,
-            "no_designation": _code_without_designation(d / "no_designation.pdf")}
+    return {
+        **bad_pdfs,
+        "huge": huge,
+        "missing": d / "missing.pdf",
+        "directory": folder,
+        "empty": empty,
+        "no_designation": _code_without_designation(d / "no_designation.pdf"),
+    }
 
 
 def _code_without_designation(path: Path) -> Path:
@@ -55,8 +61,16 @@ def _code_without_designation(path: Path) -> Path:
     doc = pymupdf.open()
     page = doc.new_page()
     y = 80.0
-    for line in ["A garden code without a number", "1 Scope", "(1) This text names no designation at all.",
-                 "1.1 General", "(1) Loads shall be considered.", "2 Loads", "2.1 Leaves", "(1) Leaves are light."]:
+    for line in [
+        "A garden code without a number",
+        "1 Scope",
+        "(1) This text names no designation at all.",
+        "1.1 General",
+        "(1) Loads shall be considered.",
+        "2 Loads",
+        "2.1 Leaves",
+        "(1) Leaves are light.",
+    ]:
         page.insert_text((72, y), line, fontsize=11)
         y += 16
     doc.save(path)
@@ -78,7 +92,10 @@ def _ingest_bad(cli: Callable[..., Any], path: Path, store: Path, width: int = 1
 
 @pytest.mark.parametrize("case", sorted(REASONS))
 def test_bad_input_one_clear_line_and_store_unchanged(
-    cli: Callable[..., Any], bad_inputs: dict[str, Path], good_store: Path, case: str,
+    cli: Callable[..., Any],
+    bad_inputs: dict[str, Path],
+    good_store: Path,
+    case: str,
     snapshot: Callable[[Path], dict[str, bytes | None]],
 ) -> None:
     path = bad_inputs[case]
@@ -114,9 +131,7 @@ def test_corrupt_message_fits_one_80_column_line(
     assert len(messages(result.stderr)) == 1, result.stderr
 
 
-def test_show_unknown_key_message_fits_one_80_column_line(
-    cli: Callable[..., Any], good_store: Path
-) -> None:
+def test_show_unknown_key_message_fits_one_80_column_line(cli: Callable[..., Any], good_store: Path) -> None:
     result = cli("show", "CEN_EN1991-9-9_9.9.9", "--store", good_store, width=80)
     assert result.exit_code == 1
     assert len(messages(result.stderr)) == 1, result.stderr
@@ -133,8 +148,9 @@ def test_max_file_mb_setting_is_honoured(cli: Callable[..., Any], tmp_path: Path
     assert "1 MB limit" in line
 
 
-def test_max_pages_setting_is_honoured(cli: Callable[..., Any], sample_pdf: Path, good_store: Path,
-                                       snapshot: Callable[[Path], dict[str, bytes | None]]) -> None:
+def test_max_pages_setting_is_honoured(
+    cli: Callable[..., Any], sample_pdf: Path, good_store: Path, snapshot: Callable[[Path], dict[str, bytes | None]]
+) -> None:
     before = snapshot(good_store)
     result = cli("ingest", sample_pdf, "--store", good_store, "--overwrite", "--json", env={"MAX_PAGES": "3"})
     assert result.exit_code == 1
@@ -177,7 +193,8 @@ def test_file_name_with_path_characters_ingests(
     assert stores.documents()["CEN_EN1991-9-9"]["file"] == path.name == "evil;$(rm)name.pdf"
     # the name went nowhere near a shell or a path: only the store's own layout exists
     assert sorted(p.name for p in store.iterdir()) == sorted(
-        [".lock", "documents.json", "docs", "index.json", "kv.json"])
+        [".lock", "documents.json", "docs", "index.json", "kv.json"]
+    )
     assert sorted(p.name for p in tmp_path.iterdir()) == ["store"]
 
 

@@ -11,16 +11,41 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
+from helpers import DOC_TABLES
 
 from clausewise.stores import LocalVectorIndex, Stores
-from clausewise.stores.base import DOC_TABLES
 from clausewise.stores.local import LocalBlobs
 
 DOC = "CEN_EN1991-9-9"
-DOCS_FIELDS = {"key", "title", "publisher", "code", "edition", "status", "pages", "sha256", "referenced_by", "file",
-               "ingested_at"}
-SHOW_FIELDS = {"key", "kind", "document", "section", "title", "pages", "parent", "previous", "next", "text",
-               "references", "precedence", "image", "description"}
+DOCS_FIELDS = {
+    "key",
+    "title",
+    "publisher",
+    "code",
+    "edition",
+    "status",
+    "pages",
+    "sha256",
+    "referenced_by",
+    "file",
+    "ingested_at",
+}
+SHOW_FIELDS = {
+    "key",
+    "kind",
+    "document",
+    "section",
+    "title",
+    "pages",
+    "parent",
+    "previous",
+    "next",
+    "text",
+    "references",
+    "precedence",
+    "image",
+    "description",
+}
 
 
 def messages(stderr: str) -> list[str]:
@@ -51,7 +76,14 @@ def test_ingest_exits_0_with_a_summary(cli_store: SimpleNamespace, sample_pdf: P
     assert entry["warnings"] == []
     summary = entry["summary"]
     assert {k: summary[k] for k in ("pages", "clauses", "annexes", "tables", "figures", "images", "expressions")} == {
-        "pages": 8, "clauses": 20, "annexes": 1, "tables": 2, "figures": 1, "images": 3, "expressions": 1}
+        "pages": 8,
+        "clauses": 20,
+        "annexes": 1,
+        "tables": 2,
+        "figures": 1,
+        "images": 3,
+        "expressions": 1,
+    }
     assert summary["references_resolved"] > 0 and summary["precedence_rules"] > 0 and summary["kv_entries"] > 0
     assert summary["chunks"] == len(LocalVectorIndex(cli_store.stores))
     assert messages(result.stderr) == []
@@ -69,7 +101,9 @@ def test_ingested_store_layout(cli_store: SimpleNamespace, sample_pdf: Path) -> 
 
 
 def test_human_summary_of_a_reingest_says_skipped(
-    cli: Callable[..., Any], cli_store: SimpleNamespace, sample_pdf: Path,
+    cli: Callable[..., Any],
+    cli_store: SimpleNamespace,
+    sample_pdf: Path,
     snapshot: Callable[[Path], dict[str, bytes | None]],
 ) -> None:
     before = snapshot(cli_store.dir)
@@ -92,7 +126,9 @@ def test_reingest_same_file_is_skipped(cli: Callable[..., Any], cli_store: Simpl
 
 
 def test_same_code_from_another_file_needs_overwrite(
-    cli: Callable[..., Any], cli_store: SimpleNamespace, sample_2024_pdf: Path,
+    cli: Callable[..., Any],
+    cli_store: SimpleNamespace,
+    sample_2024_pdf: Path,
     snapshot: Callable[[Path], dict[str, bytes | None]],
 ) -> None:
     before = snapshot(cli_store.dir)
@@ -106,7 +142,10 @@ def test_same_code_from_another_file_needs_overwrite(
 
 # ---------------------------------------------------------------- --overwrite
 def test_overwrite_replaces_the_document_with_a_new_generation(
-    cli: Callable[..., Any], cli_store: SimpleNamespace, copy_store: Callable[[Path], Path], sample_2024_pdf: Path,
+    cli: Callable[..., Any],
+    cli_store: SimpleNamespace,
+    copy_store: Callable[[Path], Path],
+    sample_2024_pdf: Path,
 ) -> None:
     store = copy_store(cli_store.dir)
     stores = Stores(LocalBlobs(store))
@@ -124,7 +163,11 @@ def test_overwrite_replaces_the_document_with_a_new_generation(
     assert {p.split("/")[2] for p in stores.blobs.list(f"docs/{DOC}/")} == {new["generation"], "manifest.json"}
     master = stores.documents()[DOC]
     assert (master["status"], master["edition"], master["file"], master["sha256"]) == (
-        "ingested", "2024", sample_2024_pdf.name, new["sha256"])
+        "ingested",
+        "2024",
+        sample_2024_pdf.name,
+        new["sha256"],
+    )
     # the new content is what readers get, complete
     header = stores.lookup("sections", f"{DOC}_foreword")
     assert header is not None and "EN 1991-9-9:2024" in header["text"]
@@ -133,7 +176,10 @@ def test_overwrite_replaces_the_document_with_a_new_generation(
 
 
 def test_overwrite_with_the_same_file_writes_a_new_generation(
-    cli: Callable[..., Any], cli_store: SimpleNamespace, copy_store: Callable[[Path], Path], sample_pdf: Path,
+    cli: Callable[..., Any],
+    cli_store: SimpleNamespace,
+    copy_store: Callable[[Path], Path],
+    sample_pdf: Path,
 ) -> None:
     store = copy_store(cli_store.dir)
     stores = Stores(LocalBlobs(store))
@@ -189,7 +235,11 @@ def test_code_override(cli: Callable[..., Any], tmp_path: Path, sample_pdf: Path
     [(["--publisher", "A_B"], "publisher"), (["--code", "../../etc"], "document code")],
 )
 def test_bad_override_is_a_clear_error(
-    cli: Callable[..., Any], cli_store: SimpleNamespace, sample_pdf: Path, args: list[str], needle: str,
+    cli: Callable[..., Any],
+    cli_store: SimpleNamespace,
+    sample_pdf: Path,
+    args: list[str],
+    needle: str,
     snapshot: Callable[[Path], dict[str, bytes | None]],
 ) -> None:
     before = snapshot(cli_store.dir)
@@ -200,8 +250,9 @@ def test_bad_override_is_a_clear_error(
     assert snapshot(cli_store.dir) == before
 
 
-def test_code_with_several_files_is_refused(cli: Callable[..., Any], tmp_path: Path, sample_pdf: Path,
-                                           other_code_pdf: Path) -> None:
+def test_code_with_several_files_is_refused(
+    cli: Callable[..., Any], tmp_path: Path, sample_pdf: Path, other_code_pdf: Path
+) -> None:
     result = cli("ingest", sample_pdf, other_code_pdf, "--store", tmp_path / "s", "--code", "EN 1990")
     assert result.exit_code == 1
     [line] = messages(result.stderr)
@@ -246,8 +297,12 @@ def test_show_json_of_a_clause(cli: Callable[..., Any], cli_store: SimpleNamespa
     assert result.exit_code == 0, result.output
     shown = json.loads(result.stdout)
     assert set(shown) == SHOW_FIELDS
-    assert (shown["key"], shown["kind"], shown["document"], shown["section"]) == (f"{DOC}_4.1", "clause",
-                                                                                  "EN 1991-9-9", "4.1")
+    assert (shown["key"], shown["kind"], shown["document"], shown["section"]) == (
+        f"{DOC}_4.1",
+        "clause",
+        "EN 1991-9-9",
+        "4.1",
+    )
     assert shown["title"] == "Characteristic values" and shown["pages"] == [5]
     assert (shown["parent"], shown["previous"], shown["next"]) == (f"{DOC}_4", f"{DOC}_4", f"{DOC}_4.2")
     assert shown["text"].startswith("4.1 Characteristic values")
@@ -273,8 +328,13 @@ def test_show_json_of_a_table_has_its_image(cli: Callable[..., Any], cli_store: 
 def test_show_unresolved_reference_has_its_reason(cli: Callable[..., Any], cli_store: SimpleNamespace) -> None:
     shown = json.loads(cli("show", f"{DOC}_1.1", "--store", cli_store.dir, "--json").stdout)
     refs = {r["raw"]: r for r in shown["references"]}
-    assert refs["ISO 4355"] == {"raw": "ISO 4355", "target": "ISO_ISO4355", "resolved": False, "kind": "document",
-                                "reason": "document not ingested"}
+    assert refs["ISO 4355"] == {
+        "raw": "ISO 4355",
+        "target": "ISO_ISO4355",
+        "resolved": False,
+        "kind": "document",
+        "reason": "document not ingested",
+    }
 
 
 def test_show_human_output(cli: Callable[..., Any], cli_store: SimpleNamespace) -> None:

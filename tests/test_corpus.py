@@ -54,9 +54,15 @@ def test_scanned_codes_are_split_into_numbered_clauses_and_objects(corpus: Simpl
 
 
 def test_seed_snow_loading(corpus: SimpleNamespace) -> None:
-    answer = dict(corpus.graph.invoke({"question": "Do I need to apply snow loading onto my structure? What steps "
-                                                   "would I need to take to check this and what part of the code "
-                                                   "should I refer to?"}))
+    answer = dict(
+        corpus.graph.invoke(
+            {
+                "question": "Do I need to apply snow loading onto my structure? What steps "
+                "would I need to take to check this and what part of the code "
+                "should I refer to?"
+            }
+        )
+    )
     assert _hits(answer, "EN1991-1-3_1.1", "loads due to snow", page=10)
     assert _hits(answer, "EN1991-1-3_5.2", "snow loads on roofs shall be determined", page=20)
     assert _hits(answer, "EN1991-1-3_4.1", "national annex specifies", page=18)
@@ -67,13 +73,22 @@ def test_seed_snow_loading(corpus: SimpleNamespace) -> None:
 
 
 def test_seed_bridge_and_fire(corpus: SimpleNamespace) -> None:
-    answer = dict(corpus.graph.invoke({"question": "I am designing a bridge in London UK. Should I be considering "
-                                                   "potential issues regarding fire damage to my structure?"}))
+    answer = dict(
+        corpus.graph.invoke(
+            {
+                "question": "I am designing a bridge in London UK. Should I be considering "
+                "potential issues regarding fire damage to my structure?"
+            }
+        )
+    )
     assert _hits(answer, "EN1991-1-2_1.1", "applicable to buildings", page=12)
 
 
 def test_seed_reinforced_concrete_density(corpus: SimpleNamespace) -> None:
-    answer = dict(corpus.graph.invoke({"question": "What density should I use for reinforced concrete when "
-                                                   "calculating dead loads?"}))
+    answer = dict(
+        corpus.graph.invoke(
+            {"question": "What density should I use for reinforced concrete when calculating dead loads?"}
+        )
+    )
     assert _hits(answer, "EN1991-1-1_table_A.1", "24,0", page=34)
     assert _hits(answer, "EN1991-1-1_table_A.1", "for normal percentage of reinforcing", page=34)

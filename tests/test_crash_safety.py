@@ -16,9 +16,10 @@ from typing import Any
 
 import numpy as np
 import pytest
+from helpers import DOC_TABLES
 
 from clausewise.stores import KeywordIndex, LocalVectorIndex, Stores
-from clausewise.stores.base import DOC_TABLES, GenerationWriter
+from clausewise.stores.base import GenerationWriter
 from clausewise.stores.local import LocalBlobs
 
 DOC = "CEN_EN1991-9-9"
@@ -85,7 +86,10 @@ def crash_publish(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_crash_before_the_manifest_leaves_nothing_visible_and_a_rerun_completes_it(
-    ingest_pdf: Callable[..., Any], sample_pdf: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    ingest_pdf: Callable[..., Any],
+    sample_pdf: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     store = tmp_path / "store"
     with monkeypatch.context() as m:
@@ -105,7 +109,10 @@ def test_crash_before_the_manifest_leaves_nothing_visible_and_a_rerun_completes_
 
 
 def test_crash_before_the_manifest_leaves_no_kv_terms_of_the_invisible_document(
-    ingest_pdf: Callable[..., Any], sample_pdf: Path, tmp_path: Path, crash_publish: None,
+    ingest_pdf: Callable[..., Any],
+    sample_pdf: Path,
+    tmp_path: Path,
+    crash_publish: None,
 ) -> None:
     store = tmp_path / "store"
     with pytest.raises(PublishCrash):
@@ -121,7 +128,10 @@ def store_with_sample(sample_store: SimpleNamespace, copy_store: Callable[[Path]
 
 
 def test_crash_during_overwrite_keeps_the_old_version_complete(
-    ingest_pdf: Callable[..., Any], sample_2024_pdf: Path, store_with_sample: Path, tmp_path: Path,
+    ingest_pdf: Callable[..., Any],
+    sample_2024_pdf: Path,
+    store_with_sample: Path,
+    tmp_path: Path,
     crash_publish: None,
 ) -> None:
     old = Stores(LocalBlobs(store_with_sample)).manifest(DOC)
@@ -135,7 +145,10 @@ def test_crash_during_overwrite_keeps_the_old_version_complete(
 
 
 def test_crash_during_overwrite_master_list_agrees_with_what_is_visible(
-    ingest_pdf: Callable[..., Any], sample_2024_pdf: Path, store_with_sample: Path, monkeypatch: pytest.MonkeyPatch,
+    ingest_pdf: Callable[..., Any],
+    sample_2024_pdf: Path,
+    store_with_sample: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     with monkeypatch.context() as m:
         m.setattr(GenerationWriter, "publish", lambda self, manifest: (_ for _ in ()).throw(PublishCrash("boom")))
@@ -205,8 +218,16 @@ class Run(SimpleNamespace):
         out, err = workdir / "stdout.txt", workdir / "stderr.txt"
         with open(out, "wb") as o, open(err, "wb") as e:
             proc = subprocess.Popen(cmd, env=env, cwd=workdir, stdout=o, stderr=e)
-        return cls(proc=proc, store=store, out=out, err=err, started=time.monotonic(), children=set(),
-                   orphans=set(), returncode=None)
+        return cls(
+            proc=proc,
+            store=store,
+            out=out,
+            err=err,
+            started=time.monotonic(),
+            children=set(),
+            orphans=set(),
+            returncode=None,
+        )
 
     def poll(self) -> int | None:
         if self.proc.poll() is None:
@@ -246,7 +267,10 @@ ORPHAN_GRACE_S = 3.0
 
 @pytest.fixture(scope="module")
 def killed(
-    tmp_path_factory: pytest.TempPathFactory, sample_pdf: Path, python_exe: str, subprocess_env: dict[str, str],
+    tmp_path_factory: pytest.TempPathFactory,
+    sample_pdf: Path,
+    python_exe: str,
+    subprocess_env: dict[str, str],
 ) -> Iterator[dict[str, Run]]:
     """Every kill scenario run at once, each in its own store (they are independent; this keeps the
     wall time near that of one), then waited for. Orphaned worker processes are recorded, then ended."""
@@ -254,8 +278,9 @@ def killed(
     for name, (point, _) in KILLS.items():
         workdir = tmp_path_factory.mktemp("killed")
         env = {**subprocess_env, **({"CLAUSEWISE_TEST_KILL_AT": point} if point else {})}
-        runs[name] = Run.start(_command(python_exe, sample_pdf, workdir / "store", point), env, workdir,
-                               workdir / "store")
+        runs[name] = Run.start(
+            _command(python_exe, sample_pdf, workdir / "store", point), env, workdir, workdir / "store"
+        )
     try:
         pending = dict(runs)
         deadline = time.monotonic() + 300
@@ -291,7 +316,11 @@ def killed(
 
 @pytest.mark.parametrize("scenario", list(KILLS))
 def test_sigkill_leaves_all_or_nothing_and_a_rerun_finishes(
-    killed: dict[str, Run], scenario: str, cli: Callable[..., Any], sample_pdf: Path, tmp_path: Path,
+    killed: dict[str, Run],
+    scenario: str,
+    cli: Callable[..., Any],
+    sample_pdf: Path,
+    tmp_path: Path,
 ) -> None:
     run = killed[scenario]
     point, when = KILLS[scenario]
@@ -327,7 +356,11 @@ def test_sigkill_leaves_no_orphan_worker_processes(killed: dict[str, Run], scena
 
 # ---------------------------------------------------------------- (c) parallel ingests of different documents
 def test_two_processes_ingest_different_documents_into_one_store(
-    tmp_path: Path, sample_pdf: Path, other_code_pdf: Path, python_exe: str, subprocess_env: dict[str, str],
+    tmp_path: Path,
+    sample_pdf: Path,
+    other_code_pdf: Path,
+    python_exe: str,
+    subprocess_env: dict[str, str],
 ) -> None:
     store = tmp_path / "store"
     runs = []

@@ -137,8 +137,14 @@ def test_object_key_and_split_key_round_trip() -> None:
 
 @pytest.mark.parametrize(
     "key",
-    ["CEN_EN1991-1-3_5.3.2", "CEN_EN1991-1-3_table_5.2", "CEN_EN1991-1-3_annex_A", "CEN_EN-ISO12944-2",
-     "CEN_EN1991-1-3_5.2(3)", "BSI_NA-EN1991-1-3"],
+    [
+        "CEN_EN1991-1-3_5.3.2",
+        "CEN_EN1991-1-3_table_5.2",
+        "CEN_EN1991-1-3_annex_A",
+        "CEN_EN-ISO12944-2",
+        "CEN_EN1991-1-3_5.2(3)",
+        "BSI_NA-EN1991-1-3",
+    ],
 )
 def test_is_safe_key_accepts_store_keys(key: str) -> None:
     assert is_safe_key(key)
@@ -146,8 +152,24 @@ def test_is_safe_key_accepts_store_keys(key: str) -> None:
 
 @pytest.mark.parametrize(
     "key",
-    ["", "../x", "a/b", "a\\b", "CEN_EN1991-1-3_5..2", "..", ".hidden", "a b", "CEN_EN1990 6.4", "a;b",
-     "x;rm -rf", "a\nb", "-x", "key\x00", "/etc/passwd", "$(rm)"],
+    [
+        "",
+        "../x",
+        "a/b",
+        "a\\b",
+        "CEN_EN1991-1-3_5..2",
+        "..",
+        ".hidden",
+        "a b",
+        "CEN_EN1990 6.4",
+        "a;b",
+        "x;rm -rf",
+        "a\nb",
+        "-x",
+        "key\x00",
+        "/etc/passwd",
+        "$(rm)",
+    ],
 )
 def test_is_safe_key_rejects_path_and_shell_characters(key: str) -> None:
     assert not is_safe_key(key)

@@ -23,11 +23,10 @@ from types import SimpleNamespace
 
 import httpx
 import pytest
+from helpers import CONTRACT
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 QUESTION = "Which exposure coefficient applies to a sheltered site?"
-CONTRACT = {"question", "answer_markdown", "passages", "images", "precedence", "conflicts",
-            "unfollowed_references", "unresolved_references", "trace"}
 STARTUP_S = 60
 
 
@@ -86,9 +85,23 @@ def server(tmp_path: Path, subprocess_env: dict[str, str]) -> Iterator[str]:
     port = _free_port()
     log = (tmp_path / "server.log").open("wb")
     proc = subprocess.Popen(
-        [exe, "dev", "--no-browser", "--no-reload", "--host", "127.0.0.1", "--port", str(port),
-         "--config", str(config)],
-        cwd=workdir, env=subprocess_env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+        [
+            exe,
+            "dev",
+            "--no-browser",
+            "--no-reload",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--config",
+            str(config),
+        ],
+        cwd=workdir,
+        env=subprocess_env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
     )
     url = f"http://127.0.0.1:{port}"
     try:
@@ -103,8 +116,9 @@ def server(tmp_path: Path, subprocess_env: dict[str, str]) -> Iterator[str]:
             except httpx.HTTPError:
                 pass
             if time.monotonic() > deadline:
-                pytest.fail(f"langgraph dev not healthy in {STARTUP_S} s:\n"
-                            f"{(tmp_path / 'server.log').read_text()[-4000:]}")
+                pytest.fail(
+                    f"langgraph dev not healthy in {STARTUP_S} s:\n{(tmp_path / 'server.log').read_text()[-4000:]}"
+                )
             time.sleep(0.5)
         yield url
     finally:
@@ -112,8 +126,9 @@ def server(tmp_path: Path, subprocess_env: dict[str, str]) -> Iterator[str]:
         log.close()
 
 
-def test_studio_server_answers_a_question(server: str, sample_store: SimpleNamespace,
-                                          copy_store: Callable[[Path], Path]) -> None:
+def test_studio_server_answers_a_question(
+    server: str, sample_store: SimpleNamespace, copy_store: Callable[[Path], Path]
+) -> None:
     from langgraph_sdk import get_sync_client
 
     store_dir = copy_store(sample_store.dir)
@@ -121,8 +136,9 @@ def test_studio_server_answers_a_question(server: str, sample_store: SimpleNames
     assistants = {a["graph_id"] for a in client.assistants.search(limit=10)}
     assert {"query", "ingest"} <= assistants
     thread = client.threads.create()
-    answer = client.runs.wait(thread["thread_id"], "query", input={"question": QUESTION},
-                              context={"store_dir": str(store_dir)})
+    answer = client.runs.wait(
+        thread["thread_id"], "query", input={"question": QUESTION}, context={"store_dir": str(store_dir)}
+    )
     assert isinstance(answer, dict), answer
     assert set(answer) == CONTRACT, answer
     assert answer["passages"], answer["answer_markdown"]

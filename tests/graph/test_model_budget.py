@@ -8,7 +8,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from gemini_standin import GeminiStandIn, minimal, response_schema
+from helpers.gemini_standin import GeminiStandIn, minimal, response_schema
 
 from clausewise.graph.query import build_query_graph
 from clausewise.graph.state import QueryContext
@@ -28,8 +28,9 @@ def generous(body: dict[str, Any]) -> Any:
         asked = re.search(r"<question>\n(.*?)\n</question>", text, re.S)
         answer.update(route="search", question=asked.group(1) if asked else None)
     if schema.get("title") == "RelevanceOut":
-        answer = {"sections": [{"key": k, "quotes": [t.split("\n")[0]], "references": []}
-                               for k, t in SECTION.findall(text)]}
+        answer = {
+            "sections": [{"key": k, "quotes": [t.split("\n")[0]], "references": []} for k, t in SECTION.findall(text)]
+        }
     return answer
 
 
@@ -41,8 +42,12 @@ def test_calls_per_question_stay_within_the_budget(
         monkeypatch.setenv("GEMINI_BASE_URL", standin.url)
         tasks = ModelQueryTasks(build_chat_model(Settings(_env_file=None, gemini_api_key="k")))
         graph = build_query_graph(stores=sample_store.stores, embedder=embedder, tasks=tasks, cache_dir=tmp_path)
-        answer = dict(graph.invoke({"question": "How is the leaf load on a shed roof determined?"},
-                                   context=QueryContext(max_model_calls=limit, vector_batch=4)))
+        answer = dict(
+            graph.invoke(
+                {"question": "How is the leaf load on a shed roof determined?"},
+                context=QueryContext(max_model_calls=limit, vector_batch=4),
+            )
+        )
         calls = standin.paths(":generateContent")
     assert answer["trace"]["mode"] == "gemini"
     assert answer["trace"]["llm_calls"] == len(calls) <= limit

@@ -1,5 +1,5 @@
 """Ingest and query with the vector index on Pinecone: the real pinecone client against the local
-stand-in of its data-plane API (tests/pinecone_standin.py); nothing leaves 127.0.0.1."""
+stand-in of its data-plane API (tests/helpers/pinecone_standin.py); nothing leaves 127.0.0.1."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pinecone_standin import serve_pinecone
+from helpers.pinecone_standin import serve_pinecone
 
 from clausewise.graph.ingest import build_ingest_graph
 from clausewise.graph.query import build_query_graph
@@ -33,7 +33,7 @@ def test_ingest_upserts_to_pinecone_and_query_searches_it(
     stores = Stores(LocalBlobs(tmp_path / "store"))
     index = open_vector_index(settings, stores)
     assert type(index).__name__ == "PineconeVectorIndex"
-    out = build_ingest_graph(stores=stores, embedder=embedder, remote_index=index).invoke({"path": str(sample_pdf)})
+    out = build_ingest_graph(stores=stores, embedder=embedder, vector_index=index).invoke({"path": str(sample_pdf)})
     assert out["status"] == "ingested"
     chunks = stores.doc_table(out["doc_key"], "chunks")["chunks"]
     assert len(index) == len(chunks) > 0  # every chunk is in the Pinecone namespace
@@ -45,7 +45,7 @@ def test_ingest_upserts_to_pinecone_and_query_searches_it(
     assert any("/query" in path for path in (r[1] if isinstance(r, tuple) else str(r) for r in state.requests))
 
     # Overwriting the document replaces its vectors: no stale ones stay behind.
-    again = build_ingest_graph(stores=stores, embedder=embedder, remote_index=index).invoke(
+    again = build_ingest_graph(stores=stores, embedder=embedder, vector_index=index).invoke(
         {"path": str(sample_pdf), "overwrite": True}
     )
     assert again["status"] == "ingested" and len(index) == len(chunks)

@@ -1,4 +1,5 @@
-"""The ``merge_pages`` reducer: Send workers' page results arrive in any order (graph/state.py)."""
+"""The state's reducers (graph/state.py): ``merge_pages`` (Send workers' page results arrive in any order),
+``merge_keyed`` and ``add_turns``."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Any, get_type_hints
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from clausewise.graph.state import IngestContext, IngestState, merge_pages
+from clausewise.graph.state import RESET, IngestContext, IngestState, add_turns, merge_keyed, merge_pages
 
 
 def _page(n: int, tag: str = "") -> dict[str, Any]:
@@ -79,3 +80,11 @@ def test_context_defaults_and_descriptions() -> None:
     assert ctx.max_file_mb == 200 and ctx.max_pages == 2000 and ctx.crop_images is True
     for f in IngestContext.__dataclass_fields__.values():
         assert f.metadata.get("description"), f"context field {f.name} has no description"
+
+
+def test_merge_keyed_and_add_turns() -> None:
+    assert merge_keyed({"a": 1}, {"b": 2}) == {"a": 1, "b": 2}
+    assert merge_keyed({"a": 1}, {"a": 3}) == {"a": 3}
+    assert merge_keyed({"a": 1}, {RESET: True, "c": 1}) == {"c": 1}
+    assert merge_keyed(None, None) == {}
+    assert len(add_turns([{"q": i} for i in range(19)], [{"q": 19}, {"q": 20}])) == 20

@@ -12,6 +12,7 @@ from typing import Any
 from uuid import UUID
 
 import pytest
+from helpers import CONTRACT
 from langchain_core.callbacks import BaseCallbackHandler
 from langgraph.checkpoint.memory import InMemorySaver
 
@@ -22,8 +23,6 @@ from clausewise.stores.local import LocalBlobs
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 QUESTION = "Which exposure coefficient applies to a sheltered site?"
-CONTRACT = {"question", "answer_markdown", "passages", "images", "precedence", "conflicts",
-            "unfollowed_references", "unresolved_references", "trace"}
 INTERNAL = set(QueryState.__annotations__) - CONTRACT  # candidates, extracts, history, route, ...
 
 
@@ -46,9 +45,17 @@ class Recorder(BaseCallbackHandler):
     def __init__(self) -> None:
         self.starts: dict[str, list[tuple[list[str], dict[str, Any]]]] = {}
 
-    def on_chain_start(self, serialized: dict[str, Any] | None, inputs: Any, *, run_id: UUID,
-                       parent_run_id: UUID | None = None, tags: list[str] | None = None,
-                       metadata: dict[str, Any] | None = None, **kwargs: Any) -> None:
+    def on_chain_start(
+        self,
+        serialized: dict[str, Any] | None,
+        inputs: Any,
+        *,
+        run_id: UUID,
+        parent_run_id: UUID | None = None,
+        tags: list[str] | None = None,
+        metadata: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
         name = kwargs.get("name") or (serialized or {}).get("name") or ""
         self.starts.setdefault(name, []).append((list(tags or []), dict(metadata or {})))
 
@@ -84,8 +91,13 @@ def test_parent_gets_the_answer_contract(query: Any, mode: str) -> None:
     parent = build(query, checkpointer=InMemorySaver())
     recorder = Recorder()
     thread = f"agent-{mode}"
-    config = {"configurable": {"thread_id": thread}, "tags": ["agent-tag"], "metadata": {"who": "parent"},
-              "callbacks": [recorder], "recursion_limit": 200}
+    config = {
+        "configurable": {"thread_id": thread},
+        "tags": ["agent-tag"],
+        "metadata": {"who": "parent"},
+        "callbacks": [recorder],
+        "recursion_limit": 200,
+    }
     state = parent.invoke({"task": QUESTION, "messages": []}, config=config)
 
     _check_answer(state["code_answer"])

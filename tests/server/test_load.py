@@ -57,8 +57,9 @@ def test_fifty_concurrent_questions(server_url: str) -> None:
 
             async def one(i: int) -> tuple[int, float]:
                 started = time.perf_counter()
-                r = await http.post("/query", json={"question": QUESTIONS[i % len(QUESTIONS)],
-                                                    "thread_id": f"load-{i}"})
+                r = await http.post(
+                    "/query", json={"question": QUESTIONS[i % len(QUESTIONS)], "thread_id": f"load-{i}"}
+                )
                 return r.status_code, time.perf_counter() - started
 
             started = time.perf_counter()
@@ -68,6 +69,8 @@ def test_fifty_concurrent_questions(server_url: str) -> None:
     codes, latencies, wall = asyncio.run(run())
     assert codes == [200] * REQUESTS
     q = statistics.quantiles(latencies, n=20)
-    print(f"\nload: {REQUESTS} concurrent POST /query in {wall:.2f} s -> {REQUESTS / wall:.1f} req/s; "
-          f"p50 {statistics.median(latencies) * 1000:.0f} ms, p95 {q[18] * 1000:.0f} ms, "
-          f"max {max(latencies) * 1000:.0f} ms")
+    print(
+        f"\nload: {REQUESTS} concurrent POST /query in {wall:.2f} s -> {REQUESTS / wall:.1f} req/s; "
+        f"p50 {statistics.median(latencies) * 1000:.0f} ms, p95 {q[18] * 1000:.0f} ms, "
+        f"max {max(latencies) * 1000:.0f} ms"
+    )

@@ -9,9 +9,8 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
+from helpers import CONTRACT
 
-CONTRACT = {"question", "answer_markdown", "passages", "images", "precedence", "conflicts",
-            "unfollowed_references", "unresolved_references", "trace"}
 QUESTION = "What exposure coefficient Ce should I use for a sheltered site?"
 
 
@@ -79,8 +78,9 @@ def test_malformed_json_is_422(client: TestClient) -> None:
     assert r.status_code == 422 and isinstance(r.json()["detail"], str)
 
 
-def test_api_key_is_enforced(served_store: Path, make_client: Callable[..., TestClient],
-                             monkeypatch: pytest.MonkeyPatch) -> None:
+def test_api_key_is_enforced(
+    served_store: Path, make_client: Callable[..., TestClient], monkeypatch: pytest.MonkeyPatch
+) -> None:
     client = make_client(served_store, api_key="s3cret")
     for headers in ({}, {"X-API-Key": "wrong"}):
         r = client.get("/documents", headers=headers)

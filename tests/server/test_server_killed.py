@@ -49,8 +49,13 @@ def test_sigkill_mid_ingest_leaves_no_half_document(
 ) -> None:
     store, port = tmp_path / "store", _free_port()
     log = open(tmp_path / "server.log", "w")  # noqa: SIM115 - closed below
-    server = subprocess.Popen([sys.executable, "-c", SERVER, str(store), str(port)], env=subprocess_env,
-                              stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    server = subprocess.Popen(
+        [sys.executable, "-c", SERVER, str(store), str(port)],
+        env=subprocess_env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
     try:
         base = f"http://127.0.0.1:{port}"
         deadline = time.monotonic() + 90
@@ -62,8 +67,9 @@ def test_sigkill_mid_ingest_leaves_no_half_document(
                 time.sleep(0.5)
         pdf = _long_pdf(sample_pdf, tmp_path / "long.pdf")
         with open(pdf, "rb") as fh:
-            job_id = httpx.post(f"{base}/documents", files={"file": ("long.pdf", fh, "application/pdf")},
-                                timeout=60).json()["job_id"]
+            job_id = httpx.post(
+                f"{base}/documents", files={"file": ("long.pdf", fh, "application/pdf")}, timeout=60
+            ).json()["job_id"]
         status: dict[str, Any] = {}
         while time.monotonic() < deadline:
             status = httpx.get(f"{base}/jobs/{job_id}", timeout=5).json()

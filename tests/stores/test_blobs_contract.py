@@ -1,13 +1,19 @@
 """One Blobs contract for every backend: the local directory and R2 (the S3 API), the latter against a
 real S3-compatible server (moto's server mode) on loopback started by these tests.
 
-Also: compare-and-swap under threads through :class:`Stores`, generations (nothing visible before the
-manifest), a crash before publish, the server going away and coming back, bad credentials, a missing
-bucket, and the settings -> backend factory."""
+Also, through :class:`Stores` on every backend: compare-and-swap under threads and a lost race, generations
+(nothing visible before the manifest, which is written last; a reader racing an overwrite), a crash before
+publish, garbage collection, deleting a document; and for R2 the server going away and coming back, bad
+credentials, a missing bucket, and the settings -> backend factory. What only the local directory does (its
+lock and temporary files, empty folders, several processes) is in test_local.py."""
 
 from __future__ import annotations
 
+import importlib
+import inspect
+import json
 import logging
+import pkgutil
 import socket
 import subprocess
 import sys
@@ -19,9 +25,11 @@ from typing import Any
 
 import numpy as np
 import pytest
+from helpers import DOC_TABLES
 
+import clausewise.stores
 from clausewise.stores import StoreError, Stores, open_stores
-from clausewise.stores.base import DOC_TABLES, Blobs
+from clausewise.stores.base import Blobs
 from clausewise.stores.local import LocalBlobs
 
 boto3 = pytest.importorskip("boto3")
@@ -58,7 +66,10 @@ class S3Server:
 
     def client(self) -> Any:
         return boto3.session.Session().client(
-            "s3", endpoint_url=self.url, aws_access_key_id=ACCESS_KEY, aws_secret_access_key=SECRET_KEY,
+            "s3",
+            endpoint_url=self.url,
+            aws_access_key_id=ACCESS_KEY,
+            aws_secret_access_key=SECRET_KEY,
             region_name="us-east-1",
         )
 
@@ -102,11 +113,26 @@ def _r2(s3: S3Server, bucket: str | None = None, **kwargs: Any) -> R2Blobs:
     return R2Blobs(s3.url, ACCESS_KEY, SECRET_KEY, bucket or s3.new_bucket(), **kwargs)
 
 
-@pytest.fixture(params=["local", "r2"])
+BACKENDS: dict[str, type] = {"local": LocalBlobs, "r2": R2Blobs}
+
+
+@pytest.fixture(params=sorted(BACKENDS))
 def blobs(request: pytest.FixtureRequest, tmp_path: Path) -> Blobs:
     if request.param == "local":
         return LocalBlobs(tmp_path / "blobs")
     return _r2(request.getfixturevalue("s3_up"))
+
+
+def test_every_blobs_backend_runs_this_contract() -> None:
+    """Each class in clausewise.stores that implements the Blobs protocol is one of this suite's backends."""
+    members = [name for name in vars(Blobs) if not name.startswith("_")]
+    found = set()
+    for module in pkgutil.iter_modules(clausewise.stores.__path__, "clausewise.stores."):
+        for _, cls in inspect.getmembers(importlib.import_module(module.name), inspect.isclass):
+            if cls.__module__ == module.name and cls is not Blobs and all(hasattr(cls, m) for m in members):
+                found.add(cls)
+    assert "write_if" in members and "list_dirs" in members
+    assert found == set(BACKENDS.values())
 
 
 @pytest.fixture
@@ -128,6 +154,8 @@ def test_write_read_overwrite_with_etags(blobs: Blobs) -> None:
     blobs.write("a/b/c.json", b"two")
     got2 = blobs.read("a/b/c.json")
     assert got2 is not None and got2[0] == b"two" and got2[1] != etag
+    blobs.write("a/b/c.json", b"two")
+    assert blobs.read("a/b/c.json")[1] == got2[1]  # type: ignore[index]  # same content, same etag
     blobs.write("a/b/c.json", b"")
     assert blobs.read("a/b/c.json")[0] == b""  # type: ignore[index]
 
@@ -151,7 +179,7 @@ def test_write_if_current_etag_wins_stale_etag_loses(blobs: Blobs) -> None:
     assert blobs.read("absent.json") is None
 
 
-@pytest.mark.parametrize("path", ["../escape.json", "/etc/passwd", "docs/../../x"])
+@pytest.mark.parametrize("path", ["../escape.json", "/etc/passwd", "docs/../../x", "a/../../b"])
 def test_paths_cannot_leave_the_store(blobs: Blobs, path: str) -> None:
     with pytest.raises(StoreError):
         blobs.write(path, b"x")
@@ -160,8 +188,14 @@ def test_paths_cannot_leave_the_store(blobs: Blobs, path: str) -> None:
 
 
 # ---------------------------------------------------------------- list / delete / list_dirs
-LAYOUT = ["docs/B/m.json", "docs/A/g1/s.json", "docs/A/g1/objects/k.png", "docs/A/manifest.json",
-          "docs/AB/x.json", "kv.json"]
+LAYOUT = [
+    "docs/B/m.json",
+    "docs/A/g1/s.json",
+    "docs/A/g1/objects/k.png",
+    "docs/A/manifest.json",
+    "docs/AB/x.json",
+    "kv.json",
+]
 
 
 def test_list_is_recursive_sorted_and_prefix_scoped(blobs: Blobs) -> None:
@@ -183,8 +217,11 @@ def test_r2_list_pages_and_delete_prefix_batches(s3_up: S3Server, monkeypatch: p
     blobs = _r2(s3_up)
     calls: list[int] = []
     real = blobs._s3.delete_objects  # noqa: SLF001
-    monkeypatch.setattr(blobs._s3, "delete_objects",  # noqa: SLF001
-                        lambda **kw: (calls.append(len(kw["Delete"]["Objects"])), real(**kw))[1])
+    monkeypatch.setattr(
+        blobs._s3,
+        "delete_objects",  # noqa: SLF001
+        lambda **kw: (calls.append(len(kw["Delete"]["Objects"])), real(**kw))[1],
+    )
     paths = [f"many/{i:02d}" for i in range(10)] + [f"many/d{i}/x" for i in range(5)]
     for path in reversed(paths):
         blobs.write(path, b"")
@@ -205,8 +242,13 @@ def test_delete(blobs: Blobs) -> None:
 
 
 def test_delete_prefix_removes_everything_under_it_and_nothing_else(blobs: Blobs) -> None:
-    for path in ["docs/A/g1/s.json", "docs/A/g1/objects/k.png", "docs/A/g10/s.json", "docs/A/manifest.json",
-                 "docs/B/g1/s.json"]:
+    for path in [
+        "docs/A/g1/s.json",
+        "docs/A/g1/objects/k.png",
+        "docs/A/g10/s.json",
+        "docs/A/manifest.json",
+        "docs/B/g1/s.json",
+    ]:
         blobs.write(path, b"x")
     blobs.delete_prefix("docs/A/g1/")
     assert blobs.list("docs/") == ["docs/A/g10/s.json", "docs/A/manifest.json", "docs/B/g1/s.json"]
@@ -257,7 +299,7 @@ def test_r2_retries_through_botocore_config(s3_up: S3Server) -> None:
 
 
 # ---------------------------------------------------------------- Stores on top: compare-and-swap
-def test_update_documents_from_threads_loses_nothing(stores: Stores) -> None:
+def test_updates_from_threads_lose_nothing(stores: Stores) -> None:
     threads, per_thread = 4, 20
     barrier = threading.Barrier(threads)
     errors: list[BaseException] = []
@@ -266,6 +308,7 @@ def test_update_documents_from_threads_loses_nothing(stores: Stores) -> None:
         try:
             barrier.wait()
             for i in range(per_thread):
+                stores.update_json("counter.json", {"n": 0}, lambda c: {**c, "n": c["n"] + 1})
                 stores.update_documents(lambda d, k=f"T{t}_{i}": {**d, k: {"key": k, "status": "ingested"}})
         except BaseException as exc:  # noqa: BLE001 - reported below
             errors.append(exc)
@@ -276,8 +319,31 @@ def test_update_documents_from_threads_loses_nothing(stores: Stores) -> None:
     for th in pool:
         th.join(60)
     assert not errors
-    assert set(stores.read_json("documents.json", {})) == {f"T{t}_{i}" for t in range(threads)
-                                                          for i in range(per_thread)}
+    assert stores.read_json("counter.json", {})["n"] == threads * per_thread
+    assert set(stores.read_json("documents.json", {})) == {
+        f"T{t}_{i}" for t in range(threads) for i in range(per_thread)
+    }
+
+
+def test_update_json_retries_a_lost_race(stores: Stores) -> None:
+    calls = []
+
+    def change(current: dict[str, int]) -> dict[str, int]:
+        calls.append(dict(current))
+        if len(calls) == 1:  # another writer sneaks in between our read and our write
+            stores.blobs.write("counter.json", json.dumps({"n": 10}).encode())
+        return {"n": current.get("n", 0) + 1}
+
+    result = stores.update_json("counter.json", {}, change)
+    assert result == {"n": 11}
+    assert stores.read_json("counter.json", {}) == {"n": 11}
+    assert calls == [{}, {"n": 10}]
+
+
+def test_corrupt_shared_entry_is_a_clear_store_error(stores: Stores) -> None:
+    stores.blobs.write("documents.json", b"{not json")
+    with pytest.raises(StoreError, match="documents.json is corrupt"):
+        stores.documents()
 
 
 # ---------------------------------------------------------------- generations
@@ -297,18 +363,151 @@ def test_unpublished_generation_is_invisible_and_publish_swaps(stores: Stores) -
     assert stores.blobs.list(f"docs/{DOC}/{old.generation}/")  # the data is there ...
     assert stores.manifest(DOC) is None and stores.visible_documents() == {}  # ... but nothing points to it
     assert stores.lookup("sections", f"{DOC}_1.1") is None and stores.doc_vectors(DOC) is None
+    assert stores.doc_table(DOC, "sections") == {} and list(stores.iter_sections()) == []
 
     old.publish({"doc_key": DOC, "sha256": "a"})
-    assert stores.visible_documents() == {DOC: {"doc_key": DOC, "sha256": "a", "generation": old.generation}}
+    assert stores.visible_documents() == {
+        DOC: {"doc_key": DOC, "sha256": "a", "generation": old.generation, "files": sorted(old.files)}
+    }
+    assert stores.missing_files(DOC) == []
     assert stores.lookup("sections", f"{DOC}_1.1")["text"] == "old"  # type: ignore[index]
+    vectors = stores.doc_vectors(DOC)
+    assert vectors is not None and vectors.dtype == np.float32 and vectors.shape == (1, 4)
+    assert [k for k, _ in stores.iter_sections()] == [f"{DOC}_1.1"]
 
     new = _write_generation(stores, DOC, "new")
     assert stores.manifest(DOC)["generation"] == old.generation  # type: ignore[index]  # still the old one
     new.publish({"doc_key": DOC, "sha256": "b"})
     assert stores.manifest(DOC)["generation"] == new.generation  # type: ignore[index]
     assert stores.lookup("sections", f"{DOC}_1.1")["text"] == "new"  # type: ignore[index]
-    assert stores.blobs.list(f"docs/{DOC}/{old.generation}/") == []
+    assert stores.blobs.list(f"docs/{DOC}/{old.generation}/") == []  # its tables, vectors and image
     assert stores.blobs.list_dirs(f"docs/{DOC}/") == [new.generation]
+    assert all(
+        p.startswith((f"docs/{DOC}/{new.generation}/", f"docs/{DOC}/manifest.json"))
+        for p in stores.blobs.list(f"docs/{DOC}/")
+    )
+
+
+def test_manifest_is_written_last(stores: Stores, monkeypatch: pytest.MonkeyPatch) -> None:
+    order: list[str] = []
+    real_write = stores.blobs.write
+    monkeypatch.setattr(stores.blobs, "write", lambda path, data: (order.append(path), real_write(path, data))[1])
+    writer = _write_generation(stores, DOC, "v1")
+    writer.publish({"doc_key": DOC})
+    assert order[-1] == f"docs/{DOC}/manifest.json"
+    assert all(p.startswith(f"docs/{DOC}/{writer.generation}/") for p in order[:-1])
+
+
+class _PausingBlobs:
+    """A reader's view of a backend that stops right after it has read the manifest, until told to go on."""
+
+    def __init__(self, inner: Blobs, doc_key: str):
+        self.inner = inner
+        self.manifest_path = f"docs/{doc_key}/manifest.json"
+        self.manifest_read, self.go_on = threading.Event(), threading.Event()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    def read(self, path: str) -> tuple[bytes, str] | None:
+        got = self.inner.read(path)
+        if path == self.manifest_path and not self.manifest_read.is_set():
+            self.manifest_read.set()
+            assert self.go_on.wait(30)
+        return got
+
+
+def test_reader_racing_an_overwrite_sees_the_old_or_the_new_document(stores: Stores) -> None:
+    _write_generation(stores, DOC, "old").publish({"doc_key": DOC})
+    new = _write_generation(stores, DOC, "new")
+
+    pausing = _PausingBlobs(stores.blobs, DOC)
+    reader = Stores(pausing)  # type: ignore[arg-type]
+    seen: list[dict[str, Any] | None] = []
+    thread = threading.Thread(target=lambda: seen.append(reader.lookup("sections", f"{DOC}_1.1")))
+    thread.start()
+    assert pausing.manifest_read.wait(30)
+    new.publish({"doc_key": DOC})  # the overwrite lands between the reader's two reads
+    pausing.go_on.set()
+    thread.join(30)
+    assert seen and seen[0] is not None and seen[0]["text"] in ("old", "new")
+
+
+def test_garbage_collect_removes_orphan_generations_only(stores: Stores) -> None:
+    live = _write_generation(stores, DOC, "live")
+    live.publish({"doc_key": DOC})
+    orphan1 = _write_generation(stores, DOC, "killed ingest 1")
+    orphan2 = _write_generation(stores, DOC, "killed ingest 2")
+    other = _write_generation(stores, "CEN_EN1990", "another document")  # never published, not ours to collect
+    stores.garbage_collect(DOC)
+    assert stores.blobs.list(f"docs/{DOC}/{orphan1.generation}/") == []
+    assert stores.blobs.list(f"docs/{DOC}/{orphan2.generation}/") == []
+    assert len(stores.blobs.list(f"docs/{DOC}/{live.generation}/")) == len(DOC_TABLES) + 2  # + vectors + image
+    assert stores.lookup("sections", f"{DOC}_1.1")["text"] == "live"  # type: ignore[index]
+    assert stores.blobs.list(f"docs/CEN_EN1990/{other.generation}/")
+
+
+def test_garbage_collect_without_manifest_removes_every_generation(stores: Stores) -> None:
+    _write_generation(stores, DOC, "killed before publish")
+    stores.garbage_collect(DOC)
+    assert stores.blobs.list(f"docs/{DOC}/") == []
+
+
+# ---------------------------------------------------------------- deleting a document
+def test_delete_document(stores: Stores) -> None:
+    _write_generation(stores, DOC, "v1").publish({"doc_key": DOC})
+    _write_generation(stores, "CEN_EN1990", "other").publish({"doc_key": "CEN_EN1990"})
+    stores.update_documents(
+        lambda d: {
+            DOC: {"key": DOC, "status": "ingested", "referenced_by": []},
+            "CEN_EN1990": {"key": "CEN_EN1990", "status": "ingested", "referenced_by": [f"{DOC}_1.1"]},
+        }
+    )
+    stores.update_kv(
+        lambda kv: {
+            "ce": {
+                "term": "Ce",
+                "equivalents": [
+                    {"text": "exposure coefficient", "source": f"{DOC}_1.3"},
+                    {"text": "exposure factor", "source": "CEN_EN1990_1.5"},
+                ],
+                "values": [{"value": "1,0", "source": f"{DOC}_5.2"}, {"value": "0,8", "source": "CEN_EN1990_6"}],
+                "conflict": True,
+            },
+            "sk": {"term": "sk", "equivalents": [{"text": "ground value", "source": f"{DOC}_1.3"}], "values": []},
+        }
+    )
+    assert stores.delete_document(DOC) is True
+    assert stores.manifest(DOC) is None
+    assert stores.blobs.list(f"docs/{DOC}/") == []
+    assert DOC not in stores.documents()
+    assert "CEN_EN1990" in stores.documents()
+    kv = stores.kv()
+    assert "sk" not in kv  # only this document defined it
+    assert kv["ce"]["equivalents"] == [{"text": "exposure factor", "source": "CEN_EN1990_1.5"}]
+    assert kv["ce"]["values"] == [{"value": "0,8", "source": "CEN_EN1990_6"}]
+    assert kv["ce"]["conflict"] is False
+    assert stores.delete_document(DOC) is False  # nothing left to delete
+
+
+def test_delete_document_that_others_reference_stays_listed_as_referenced_only(stores: Stores) -> None:
+    _write_generation(stores, "CEN_EN1990", "v1").publish({"doc_key": "CEN_EN1990"})
+    stores.update_documents(
+        lambda d: {
+            "CEN_EN1990": {
+                "key": "CEN_EN1990",
+                "status": "ingested",
+                "pages": 10,
+                "sha256": "abc",
+                "referenced_by": [f"{DOC}_1.1"],
+            }
+        }
+    )
+    stores.delete_document("CEN_EN1990")
+    entry = stores.documents()["CEN_EN1990"]
+    assert entry["status"] == "referenced-only"
+    assert entry["referenced_by"] == [f"{DOC}_1.1"]
+    assert entry["pages"] is None and entry["sha256"] is None
 
 
 def test_crash_before_publish_leaves_nothing_visible(stores: Stores) -> None:
@@ -365,8 +564,7 @@ def test_server_going_away_is_a_store_error_and_nothing_is_corrupted(s3_up: S3Se
     assert set(stores.documents()) == {DOC}
 
 
-def test_bad_credentials_are_a_store_error_about_credentials(s3_up: S3Server,
-                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+def test_bad_credentials_are_a_store_error_about_credentials(s3_up: S3Server, monkeypatch: pytest.MonkeyPatch) -> None:
     import moto.settings
 
     bucket = s3_up.new_bucket()
@@ -391,8 +589,9 @@ def _settings(**r2: Any) -> Any:
 
 def test_open_stores_uses_r2_when_configured(s3_up: S3Server, tmp_path: Path) -> None:
     bucket = s3_up.new_bucket()
-    settings = _settings(r2_api_url=s3_up.url, r2_access_key_id=ACCESS_KEY, r2_secret_access_key=SECRET_KEY,
-                         r2_bucket=bucket)
+    settings = _settings(
+        r2_api_url=s3_up.url, r2_access_key_id=ACCESS_KEY, r2_secret_access_key=SECRET_KEY, r2_bucket=bucket
+    )
     stores = open_stores(settings)
     assert isinstance(stores.blobs, R2Blobs)
     assert stores.blobs.describe() == f"R2 bucket {bucket} at {s3_up.url}"
@@ -423,8 +622,14 @@ def test_cli_with_r2_settings_reads_and_writes_only_the_bucket(
     workdir, home = tmp_path / "work", tmp_path / "home"
     workdir.mkdir()
     monkeypatch.chdir(workdir)
-    env = {"R2_API_URL": s3_up.url, "R2_ACCESS_KEY_ID": ACCESS_KEY, "R2_SECRET_ACCESS_KEY": SECRET_KEY,
-           "R2_BUCKET": bucket, "HOME": str(home), "STORE_DIR": str(workdir / "clausewise-data")}
+    env = {
+        "R2_API_URL": s3_up.url,
+        "R2_ACCESS_KEY_ID": ACCESS_KEY,
+        "R2_SECRET_ACCESS_KEY": SECRET_KEY,
+        "R2_BUCKET": bucket,
+        "HOME": str(home),
+        "STORE_DIR": str(workdir / "clausewise-data"),
+    }
     ingested = cli("ingest", sample_pdf, env=env)
     assert ingested.exit_code == 0, ingested.output
     asked = cli("ask", "Which exposure coefficient applies to a sheltered site?", "--json", env=env)

@@ -1,6 +1,6 @@
 """One contract for every vector index: the local one (stores/index.py) and Pinecone (stores/pinecone_index.py),
 the latter through the real ``pinecone`` v7 client against a local stand-in of its data-plane API
-(tests/pinecone_standin.py). Small random normalised vectors (dim 8), so the nearest chunk is unambiguous."""
+(tests/helpers/pinecone_standin.py). Small random normalised vectors (dim 8), so the nearest chunk is unambiguous."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from pinecone_standin import PineconeStandIn, serve_pinecone
+from helpers.pinecone_standin import PineconeStandIn, serve_pinecone
 
 from clausewise.stores import Hit, LocalVectorIndex, StoreError, Stores
 from clausewise.stores.local import LocalBlobs

@@ -1,5 +1,5 @@
 """Model mode through the real langchain-google-genai client, against a local stand-in of the Gemini REST
-API (``tests/gemini_standin.py``) reached through ``GEMINI_BASE_URL``: no network, no key."""
+API (``tests/helpers/gemini_standin.py``) reached through ``GEMINI_BASE_URL``: no network, no key."""
 
 from __future__ import annotations
 
@@ -10,24 +10,13 @@ from typing import Any
 
 import numpy as np
 import pytest
-from gemini_standin import GeminiStandIn, Reply, minimal, response_schema
+from helpers import CONTRACT
+from helpers.gemini_standin import GeminiStandIn, Reply, minimal, response_schema
 from langgraph.checkpoint.memory import InMemorySaver
 
 from clausewise.settings import Settings
 from clausewise.tools.model_tasks import ModelIngestTasks, ModelQueryTasks
 from clausewise.tools.models import GeminiEmbedder, build_chat_model, build_embedder
-
-CONTRACT = {
-    "question",
-    "answer_markdown",
-    "passages",
-    "images",
-    "precedence",
-    "conflicts",
-    "unfollowed_references",
-    "unresolved_references",
-    "trace",
-}
 
 
 def answer_every_schema(body: dict[str, Any]) -> Any:

@@ -7,14 +7,11 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage
-from langchain_core.outputs import ChatResult
-from langchain_core.prompt_values import PromptValue
-from langchain_core.runnables import Runnable, RunnableLambda
-from pydantic import BaseModel, Field
+from helpers import ScriptedChatModel
+from pydantic import BaseModel
 
 from clausewise.keys import DocId
+from clausewise.tools.ingest_tasks import OfflineTasks
 from clausewise.tools.model_tasks import (
     ConflictOut,
     ConflictsOut,
@@ -35,49 +32,12 @@ from clausewise.tools.model_tasks import (
     verbatim_span,
 )
 from clausewise.tools.query_tasks import OfflineQueryTasks, Terms, stem, tokens
-from clausewise.tools.tasks import OfflineTasks
 
 DOC = DocId("CEN", "EN1991-9-9")
 
 
 def k(code: str) -> str:
     return f"{DOC.key}_{code}"
-
-
-class ScriptedChatModel(BaseChatModel):
-    """Structured answers from ``script(schema_name, human_text)``; an exception it returns is raised.
-    With ``envelope`` the answer comes as ``include_raw`` output, with usage metadata on the raw message."""
-
-    script: Callable[[str, str], Any]
-    envelope: bool = False
-    tokens_per_call: int = 0
-    seen: list[tuple[str, str]] = Field(default_factory=list)
-
-    @property
-    def _llm_type(self) -> str:
-        return "scripted"
-
-    def _generate(self, messages: list[BaseMessage], stop: list[str] | None = None, run_manager: Any = None,
-                  **kwargs: Any) -> ChatResult:
-        raise NotImplementedError("only structured output is scripted")
-
-    def with_structured_output(self, schema: Any, *, include_raw: bool = False, **kwargs: Any) -> Runnable:
-        def answer(prompt: PromptValue) -> Any:
-            human = str(prompt.to_messages()[-1].content)
-            self.seen.append((schema.__name__, human))
-            out = self.script(schema.__name__, human)
-            if isinstance(out, Exception):
-                raise out
-            if self.envelope and include_raw:
-                raw = AIMessage(content="{}", usage_metadata={"input_tokens": self.tokens_per_call - 1,
-                                                              "output_tokens": 1,
-                                                              "total_tokens": self.tokens_per_call})
-                if isinstance(out, str):
-                    return {"raw": raw, "parsed": None, "parsing_error": ValueError(out)}
-                return {"raw": raw, "parsed": out, "parsing_error": None}
-            return out
-
-        return RunnableLambda(answer)
 
 
 def fixed(answer: Any) -> Callable[[str, str], Any]:
@@ -96,22 +56,32 @@ def section(code: str, text: str, kind: str = "clause", **extra: Any) -> dict[st
     return {"key": k(code), "text": text, "kind": kind, "title": "", "doc_key": DOC.key, **extra}
 
 
-CLAUSE = section("5.2", "5.2 Load arrangements\n(1)P Both the uniform and the one-sided load arrangement shall be\n"
-                        "considered.\n(4) The exposure coefficient Ce should be taken as 1,0 unless the site\n"
-                        "conditions are known, see Table 5.1 and 4.1.")
+CLAUSE = section(
+    "5.2",
+    "5.2 Load arrangements\n(1)P Both the uniform and the one-sided load arrangement shall be\n"
+    "considered.\n(4) The exposure coefficient Ce should be taken as 1,0 unless the site\n"
+    "conditions are known, see Table 5.1 and 4.1.",
+)
 TERMS = Terms(weights={" ".join(tokens("exposure coefficient")): 3.0, stem("arrangement"): 2.0})
 
 
 # ------------------------------------------------------------------ relevance
 def test_relevance_keeps_verbatim_quotes_only() -> None:
-    out = RelevanceOut(sections=[SectionExtract(
-        key=k("5.2"),
-        quotes=["(4) The exposure coefficient Ce should be taken as 1,0 unless the site conditions are known",
-                "the exposure factor is 1,0",  # paraphrase: not in the text
-                "Ce should be taken as 1,0",  # inside the first quote: merged with it
-                "(1)P Both the uniform and the one-sided load arrangement shall be considered."],
-        references=["Table 5.1"],
-    ), SectionExtract(key=k("9.9"), quotes=["5.2 Load arrangements"])])
+    out = RelevanceOut(
+        sections=[
+            SectionExtract(
+                key=k("5.2"),
+                quotes=[
+                    "(4) The exposure coefficient Ce should be taken as 1,0 unless the site conditions are known",
+                    "the exposure factor is 1,0",  # paraphrase: not in the text
+                    "Ce should be taken as 1,0",  # inside the first quote: merged with it
+                    "(1)P Both the uniform and the one-sided load arrangement shall be considered.",
+                ],
+                references=["Table 5.1"],
+            ),
+            SectionExtract(key=k("9.9"), quotes=["5.2 Load arrangements"]),
+        ]
+    )
     tasks = query_tasks(fixed(out))
 
     found = tasks.relevance("exposure coefficient?", TERMS, [CLAUSE], {})
@@ -132,8 +102,9 @@ def test_relevance_never_more_than_ten_sections_per_call() -> None:
 
     def script(schema: str, human: str) -> Any:
         keys = [s["key"] for s in sections if f'key="{s["key"]}"' in human]
-        return RelevanceOut(sections=[SectionExtract(key=key, quotes=[key.rsplit("_", 1)[1] + " Clause"])
-                                      for key in keys[:2]])
+        return RelevanceOut(
+            sections=[SectionExtract(key=key, quotes=[key.rsplit("_", 1)[1] + " Clause"]) for key in keys[:2]]
+        )
 
     tasks = query_tasks(script)
     found = tasks.relevance("q", TERMS, sections, {})
@@ -205,8 +176,11 @@ def test_triage_routes() -> None:
     memory = query_tasks(fixed(TriageOut(route="memory", turn=0)))
     assert memory.triage("What is sk?", history) == {"route": "memory", "answer": history[0]["answer"]}
     follow = query_tasks(fixed(TriageOut(route="search", question="What is sk for roofs?", turn=0)))
-    assert follow.triage("and for roofs?", history) == {"route": "search", "question": "What is sk for roofs?",
-                                                        "follow_up_of": "What is sk?"}
+    assert follow.triage("and for roofs?", history) == {
+        "route": "search",
+        "question": "What is sk for roofs?",
+        "follow_up_of": "What is sk?",
+    }
     plain = query_tasks(fixed(TriageOut(route="search")))
     assert plain.triage("What is Ce?", []) == {"route": "search", "question": "What is Ce?"}
     assert "[turn 0] Q: What is sk?" in memory.chat_model.seen[0][1]
@@ -215,8 +189,7 @@ def test_triage_routes() -> None:
 
 @pytest.mark.parametrize(
     "answer",
-    [TriageOut(route="chat"), TriageOut(route="memory", turn=5), TriageOut(route="memory"),
-     {"route": "party"}],
+    [TriageOut(route="chat"), TriageOut(route="memory", turn=5), TriageOut(route="memory"), {"route": "party"}],
     ids=["chat-without-reply", "memory-bad-turn", "memory-no-turn", "unknown-route"],
 )
 def test_invalid_triage_falls_back(answer: Any) -> None:
@@ -228,10 +201,12 @@ def test_invalid_triage_falls_back(answer: Any) -> None:
 
 
 def test_decompose_and_keywords() -> None:
-    tasks = query_tasks(lambda schema, human: {
-        "DecomposeOut": DecomposeOut(sub_questions=[" What is sk? ", "What is sk?", ""]),
-        "KeywordsOut": KeywordsOut(keywords=["leaf load", "sk", "leaf  load", " "]),
-    }[schema])
+    tasks = query_tasks(
+        lambda schema, human: {
+            "DecomposeOut": DecomposeOut(sub_questions=[" What is sk? ", "What is sk?", ""]),
+            "KeywordsOut": KeywordsOut(keywords=["leaf load", "sk", "leaf  load", " "]),
+        }[schema]
+    )
     assert tasks.decompose("What is sk?") == ["What is sk?"]
     assert tasks.keywords("What is the leaf load sk?", TERMS) == ["leaf load", "sk"]
     assert "exposur coeffici, arrang" in tasks.chat_model.seen[-1][1]
@@ -240,21 +215,47 @@ def test_decompose_and_keywords() -> None:
 
 
 def _passages(n: int) -> list[dict[str, Any]]:
-    return [{"key": k(f"{i}.1"), "document": "EN 1991-9-9", "section": f"{i}.1", "page": i, "hop": 0,
-             "text": f"Clause {i} text"} for i in range(1, n + 1)]
+    return [
+        {
+            "key": k(f"{i}.1"),
+            "document": "EN 1991-9-9",
+            "section": f"{i}.1",
+            "page": i,
+            "hop": 0,
+            "text": f"Clause {i} text",
+        }
+        for i in range(1, n + 1)
+    ]
 
 
 def test_conflicts_batches_and_checked_keys() -> None:
-    passages = _passages(14) + [{"key": k("7.7"), "document": "EN 1991-9-9", "section": "7.7", "page": 9,
-                                 "hop": 0, "text": "Ce = 1,2 for sheltered sites"},
-                                {"key": k("8.8"), "document": "EN 1991-9-9", "section": "8.8", "page": 9,
-                                 "hop": 0, "text": "Ce = 1,0 for sheltered sites"}]
+    passages = _passages(14) + [
+        {
+            "key": k("7.7"),
+            "document": "EN 1991-9-9",
+            "section": "7.7",
+            "page": 9,
+            "hop": 0,
+            "text": "Ce = 1,2 for sheltered sites",
+        },
+        {
+            "key": k("8.8"),
+            "document": "EN 1991-9-9",
+            "section": "8.8",
+            "page": 9,
+            "hop": 0,
+            "text": "Ce = 1,0 for sheltered sites",
+        },
+    ]
 
     def script(schema: str, human: str) -> Any:
         if f'key="{k("1.1")}"' in human:
-            return ConflictsOut(conflicts=[ConflictOut(topic="sk", passages=[k("1.1"), k("2.1"), k("99.9")],
-                                                       note="0,5 vs 0,6"),
-                                           ConflictOut(topic="ghost", passages=[k("99.9")], note="")])
+            return ConflictsOut(
+                conflicts=[
+                    ConflictOut(topic="sk", passages=[k("1.1"), k("2.1"), k("99.9")], note="0,5 vs 0,6"),
+                    ConflictOut(topic="ghost", passages=[k("99.9")], note=""),
+                ]
+            )
         return ConflictsOut()
 
     tasks = query_tasks(script)
@@ -268,9 +269,10 @@ def test_conflicts_batches_and_checked_keys() -> None:
 
 
 def test_failing_conflicts_keep_the_rule_based_ones() -> None:
-    passages = _passages(2) + [{"key": k("7.7"), "document": "EN", "section": "7.7", "page": 9, "hop": 0,
-                                "text": "Ce = 1,2"}, {"key": k("8.8"), "document": "EN", "section": "8.8",
-                                                      "page": 9, "hop": 0, "text": "Ce = 1,0"}]
+    passages = _passages(2) + [
+        {"key": k("7.7"), "document": "EN", "section": "7.7", "page": 9, "hop": 0, "text": "Ce = 1,2"},
+        {"key": k("8.8"), "document": "EN", "section": "8.8", "page": 9, "hop": 0, "text": "Ce = 1,0"},
+    ]
     tasks = query_tasks(fixed(ValueError("boom")))
     assert tasks.find_conflicts(passages, [], {}) == OfflineQueryTasks().find_conflicts(passages, [], {})
     assert tasks.degraded and tasks.degraded[0].startswith("conflicts: ")
@@ -289,19 +291,27 @@ def test_summary() -> None:
 
 # ------------------------------------------------------------------ ingestion tasks
 KNOWN = {k("4.1"), k("5.1"), k("table_4.1"), k("table_5.1"), k("5.2")}
-REFERRING = section("4.2", "4.2 Other values\n(1) The values of Table 4.1 apply, see 5.1 and\nTable 5.1, and "
-                           "EN 1990. The value 4.1 kN/m2 is not a reference.", previous=k("4.1"))
+REFERRING = section(
+    "4.2",
+    "4.2 Other values\n(1) The values of Table 4.1 apply, see 5.1 and\nTable 5.1, and "
+    "EN 1990. The value 4.1 kN/m2 is not a reference.",
+    previous=k("4.1"),
+)
 
 
 def test_spot_references_keeps_only_verbatim_references() -> None:
-    tasks = ingest_tasks(fixed(ReferencesOut(references=["Table 4.1", "4.1", "see 5.1", "Table 5.1", "EN 1990",
-                                                         "Table 9.9", "see 7.7"])))
+    tasks = ingest_tasks(
+        fixed(ReferencesOut(references=["Table 4.1", "4.1", "see 5.1", "Table 5.1", "EN 1990", "Table 9.9", "see 7.7"]))
+    )
 
     refs = tasks.spot_references(DOC, REFERRING, KNOWN)
 
     text = REFERRING["text"]
     assert [(r["raw"].strip(), r["target"]) for r in refs] == [
-        ("Table 4.1", k("table_4.1")), ("5.1", k("5.1")), ("Table 5.1", k("table_5.1")), ("EN 1990", "CEN_EN1990"),
+        ("Table 4.1", k("table_4.1")),
+        ("5.1", k("5.1")),
+        ("Table 5.1", k("table_5.1")),
+        ("EN 1990", "CEN_EN1990"),
     ]
     for r in refs:
         assert text[r["span"][0] : r["span"][1]] == r["raw"]
@@ -326,26 +336,58 @@ def test_spot_references_falls_back() -> None:
 
 
 def test_precedence_needs_its_evidence_in_the_text() -> None:
-    note = section("4.1", "4.1 Values\n(1) sk is 0,5.\nNOTE: The National Annex may give a different value. "
-                          "The recommended value is 0,5.")
-    tasks = ingest_tasks(fixed(PrecedenceOut(rules=[
-        PrecedenceRule(rule="The National Annex may change sk.", type="national-annex",
-                       evidence="The National Annex may give a different value."),
-        PrecedenceRule(rule="Invented.", type="supersedes", evidence="This part supersedes EN 1991-1-1."),
-    ])))
+    note = section(
+        "4.1",
+        "4.1 Values\n(1) sk is 0,5.\nNOTE: The National Annex may give a different value. "
+        "The recommended value is 0,5.",
+    )
+    tasks = ingest_tasks(
+        fixed(
+            PrecedenceOut(
+                rules=[
+                    PrecedenceRule(
+                        rule="The National Annex may change sk.",
+                        type="national-annex",
+                        evidence="The National Annex may give a different value.",
+                    ),
+                    PrecedenceRule(rule="Invented.", type="supersedes", evidence="This part supersedes EN 1991-1-1."),
+                ]
+            )
+        )
+    )
 
     rules = tasks.find_precedence(DOC, note, KNOWN)
 
-    assert rules == [{"key": k("4.1"), "rule": "The National Annex may change sk.", "type": "national-annex",
-                      "source_key": k("4.1"), "evidence": "The National Annex may give a different value."}]
+    assert rules == [
+        {
+            "key": k("4.1"),
+            "rule": "The National Annex may change sk.",
+            "type": "national-annex",
+            "source_key": k("4.1"),
+            "evidence": "The National Annex may give a different value.",
+        }
+    ]
 
 
 def test_precedence_applies_to_the_clause_it_names() -> None:
-    note = section("5.2", "5.2 Values\n(4) Ce is 1,0.\nNOTE: The National Annex may choose other values of Ce\n"
-                          "than those in Table 5.1.")
-    tasks = ingest_tasks(fixed(PrecedenceOut(rules=[PrecedenceRule(
-        rule="The National Annex may set Ce.", type="national-annex", applies_to="Table 5.1",
-        evidence="The National Annex may choose other values of Ce than those in Table 5.1.")])))
+    note = section(
+        "5.2",
+        "5.2 Values\n(4) Ce is 1,0.\nNOTE: The National Annex may choose other values of Ce\nthan those in Table 5.1.",
+    )
+    tasks = ingest_tasks(
+        fixed(
+            PrecedenceOut(
+                rules=[
+                    PrecedenceRule(
+                        rule="The National Annex may set Ce.",
+                        type="national-annex",
+                        applies_to="Table 5.1",
+                        evidence="The National Annex may choose other values of Ce than those in Table 5.1.",
+                    )
+                ]
+            )
+        )
+    )
 
     [rule] = tasks.find_precedence(DOC, note, KNOWN)
 
@@ -354,22 +396,31 @@ def test_precedence_applies_to_the_clause_it_names() -> None:
 
 
 def test_precedence_keeps_structural_rules() -> None:
-    annex = section("annex_A", "Annex A\n(informative)\nLight structures", kind="annex", status="informative",
-                    section="annex_A")
+    annex = section(
+        "annex_A", "Annex A\n(informative)\nLight structures", kind="annex", status="informative", section="annex_A"
+    )
     tasks = ingest_tasks(fixed(PrecedenceOut()))
     assert [r["type"] for r in tasks.find_precedence(DOC, annex, KNOWN)] == ["informative"]
 
 
 def test_extract_terms_checks_terms_and_values() -> None:
-    symbols = section("1.3", "1.3 Symbols\nsk characteristic value of leaf load on the ground\n"
-                             "Ce exposure coefficient\nsk = 0,5 kN/m2")
-    tasks = ingest_tasks(fixed(TermsOut(terms=[
-        TermItem(term="Ce", kind="symbol", meaning="exposure coefficient"),
-        TermItem(term="sk", kind="value", value="0,5 kN/m2"),
-        TermItem(term="sk", kind="value", value="0,7 kN/m2"),  # not in the text
-        TermItem(term="Ct", kind="symbol", meaning="thermal coefficient"),  # not in the text
-        TermItem(term="leaf load", kind="synonym", meaning="leaf loading"),
-    ])))
+    symbols = section(
+        "1.3",
+        "1.3 Symbols\nsk characteristic value of leaf load on the ground\nCe exposure coefficient\nsk = 0,5 kN/m2",
+    )
+    tasks = ingest_tasks(
+        fixed(
+            TermsOut(
+                terms=[
+                    TermItem(term="Ce", kind="symbol", meaning="exposure coefficient"),
+                    TermItem(term="sk", kind="value", value="0,5 kN/m2"),
+                    TermItem(term="sk", kind="value", value="0,7 kN/m2"),  # not in the text
+                    TermItem(term="Ct", kind="symbol", meaning="thermal coefficient"),  # not in the text
+                    TermItem(term="leaf load", kind="synonym", meaning="leaf loading"),
+                ]
+            )
+        )
+    )
 
     assert tasks.extract_terms(symbols) == [
         {"term": "Ce", "equivalent": "exposure coefficient", "source": k("1.3"), "type": "equivalent"},
@@ -381,8 +432,10 @@ def test_extract_terms_checks_terms_and_values() -> None:
 def test_describe_object() -> None:
     table = section("table_5.1", "Table 5.1 — Ce\n| Site | Ce |", kind="table", caption="Table 5.1 — Ce")
     tasks = ingest_tasks(fixed(DescriptionOut(description="Exposure coefficients for three kinds of site.")))
-    assert tasks.describe_object(table, ["Ce is given in Table 5.1."]) == \
-        "Table 5.1 — Ce\nExposure coefficients for three kinds of site."
+    assert (
+        tasks.describe_object(table, ["Ce is given in Table 5.1."])
+        == "Table 5.1 — Ce\nExposure coefficients for three kinds of site."
+    )
     assert "Ce is given in Table 5.1." in tasks.chat_model.seen[0][1]
     empty = ingest_tasks(fixed(DescriptionOut(description="")))
     assert empty.describe_object(table, []) == OfflineTasks().describe_object(table, [])

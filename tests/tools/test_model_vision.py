@@ -1,5 +1,5 @@
 """Vision in model mode, through the real langchain-google-genai client against the local Gemini stand-in
-(``tests/gemini_standin.py``): table and figure descriptions at ingestion from the cropped image, the page
+(``tests/helpers/gemini_standin.py``): table and figure descriptions at ingestion from the cropped image, the page
 text and the citing sentences; figures of an answer described for the question; fallback to the offline
 description; and a step's calls run in parallel, within the concurrency limit, results in order."""
 
@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import re
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -16,14 +17,18 @@ from typing import Any
 
 import pymupdf
 import pytest
-from gemini_standin import GeminiStandIn, Reply, minimal, response_schema
+from helpers import ingest_runtime
+from helpers.gemini_standin import GeminiStandIn, Reply, minimal, response_schema
 
-from clausewise.nodes.ingest import enrich
+from clausewise.nodes.ingest.describe_objects import describe_objects
 from clausewise.settings import Settings
+from clausewise.stores import Stores
+from clausewise.stores.local import LocalBlobs
+from clausewise.system import System
+from clausewise.tools.ingest_tasks import OfflineTasks
 from clausewise.tools.model_tasks import ModelIngestTasks, ModelQueryTasks
 from clausewise.tools.models import build_chat_model
 from clausewise.tools.query_tasks import OfflineQueryTasks
-from clausewise.tools.tasks import OfflineTasks
 
 _CAPTION = re.compile(r'caption="([^"]*)"')
 _KEY = re.compile(r'<object key="([^"]+)"')
@@ -126,21 +131,9 @@ def test_a_failing_vision_call_falls_back_to_the_offline_description(api: Gemini
     assert inline_images(api.requests[0][1])  # the image was sent; the answer failed
 
 
-def test_offline_tasks_are_called_as_before_and_inline() -> None:
-    """OfflineTasks takes no image or page text: describe_objects calls it with the two arguments only, on
-    the caller's thread."""
-    threads: set[int] = set()
-
-    class Recording(OfflineTasks):
-        def describe_object(self, obj: dict[str, Any], referring: list[str]) -> str:
-            threads.add(threading.get_ident())
-            return super().describe_object(obj, referring)
-
-    state = {"sections": {TABLE["key"]: dict(TABLE, raw_number="5.1")}, "page_results": []}
-    assert enrich.describe_objects(Recording(), state) == {
-        TABLE["key"]: OfflineTasks().describe_object(TABLE, [TABLE["caption"]])  # its own text cites it
-    }
-    assert threads == {threading.get_ident()}
+def _describe_objects(tasks: Any, state: dict[str, Any]) -> dict[str, str]:
+    system = System(stores=Stores(LocalBlobs(tempfile.mkdtemp())), ingest_tasks=tasks)
+    return describe_objects(state, ingest_runtime(system))["descriptions"]  # type: ignore[arg-type]
 
 
 # ------------------------------------------------------------------ a full ingest in model mode
@@ -189,49 +182,26 @@ def test_ingest_describes_each_object_from_its_image(model_ingest: Any) -> None:
 
 
 # ------------------------------------------------------------------ figures of an answer
-def _compose(stores: Any, embedder: Any, tasks: Any, cache: Path, key: str, question: str) -> dict[str, Any]:
-    from clausewise.graph.state import QueryContext
-    from clausewise.nodes.query.answer import compose
-    from clausewise.nodes.query.deps import QueryDeps
+def test_figure_request_carries_the_image_and_the_question(api: GeminiStandIn) -> None:
+    """describe_figure through the client: the image goes inline with the question and the caption (what
+    compose does with the answer is tested in tests/nodes/query/test_compose.py)."""
+    tasks = ModelQueryTasks(chat_for(api), attempts=1, retry_wait=False)
+    png, question = tiny_png(), "What shape coefficient for a flat shed roof?"
 
-    deps = QueryDeps(stores=stores, embedder=embedder, tasks=tasks, cache_dir=cache)
-    section = stores.lookup("sections", key)
-    state = {
-        "question": question,
-        "search_question": question,
-        "extracts": {key: [{"text": section["text"][:200], "pages": section["pages"], "score": 1.0}]},
-        "candidates": {},
-        "started": time.perf_counter(),
-    }
-    return compose(deps, state, QueryContext())  # type: ignore[arg-type]
+    described = tasks.describe_figure(question, "Figure 5.1", png)
 
+    assert described == "For the question, Figure 5.1 shows mu = 0,8 (1 image)"
+    [(path, body)] = api.requests
+    assert path.endswith(":generateContent") and schema_of(body) == "FigureOut"
+    assert inline_images(body) == [{"mime": "image/png", "data": png}]
+    assert question in request_text(body)
+    assert tasks.usage()["llm_calls"] == 1 and tasks.usage()["degraded"] == []
 
-def test_answer_figures_are_described_for_the_question(model_ingest: Any, tmp_path: Path) -> None:
-    stores = model_ingest.stores
-    objects = stores.doc_table(model_ingest.output["doc_key"], "objects")
-    figure = next(k for k, o in objects.items() if o["kind"] == "figure")
-    question = "What shape coefficient for a flat shed roof?"
-    with GeminiStandIn(responder=vision_answers) as api:
-        tasks = ModelQueryTasks(chat_for(api), attempts=1, retry_wait=False)
-        out = _compose(stores, model_ingest.embedder, tasks, tmp_path / "cache", figure, question)
-        [image] = out["images"]
-        assert image["id"] == figure and set(image) >= {"base64", "caption", "page", "description"}
-        assert "png" not in image and "kind" not in image
-        assert image["description"] == f"For the question, {objects[figure]['caption']} shows mu = 0,8 (1 image)"
-        [body] = [b for _, b in api.requests if schema_of(b) == "FigureOut"]
-        assert inline_images(body) == [{"mime": "image/png", "data": base64.b64decode(image["base64"])}]
-        assert question in request_text(body)
-        assert out["trace"]["llm_calls"] == 2  # the figure and the summary
-        assert out["trace"]["degraded"] == []
-
-        api.push(Reply(status=400))  # a failing figure call leaves the image undescribed
-        failing = ModelQueryTasks(chat_for(api), attempts=1, retry_wait=False)
-        described = failing.describe_figure(question, "Figure 5.1", base64.b64decode(image["base64"]))
-        assert described == "" and failing.usage()["degraded"][0].startswith("figure:")
-
-    offline = _compose(stores, model_ingest.embedder, OfflineQueryTasks(), tmp_path / "cache2", figure, question)
-    [image] = offline["images"]
-    assert "description" not in image and "png" not in image and "kind" not in image
+    api.push(Reply(status=400))  # a failing figure call leaves the figure undescribed
+    failing = ModelQueryTasks(chat_for(api), attempts=1, retry_wait=False)
+    assert failing.describe_figure(question, "Figure 5.1", png) == ""
+    assert failing.usage()["degraded"][0].startswith("figure:")
+    assert OfflineQueryTasks().describe_figure(question, "Figure 5.1", png) == ""
 
 
 # ------------------------------------------------------------------ concurrency
@@ -257,7 +227,7 @@ def test_calls_of_a_step_run_in_parallel_within_the_limit_and_in_order() -> None
         tasks.describe_object(TABLE, [])  # the client's first call sets it up
         peak[0] = 0
         started = time.monotonic()
-        out = enrich.describe_objects(tasks, {"sections": sections, "page_results": []})
+        out = _describe_objects(tasks, {"sections": sections, "page_results": []})
         elapsed = time.monotonic() - started
     assert elapsed < 1.0, elapsed
     assert 2 <= peak[0] <= 4

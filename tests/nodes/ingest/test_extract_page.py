@@ -1,4 +1,4 @@
-"""Per-page extraction on the born-digital and the scanned-style sample (nodes/ingest/pages.py):
+"""Per-page extraction on the born-digital and the scanned-style sample (nodes/ingest/extract_page.py):
 captions, cropped images, rebuilt table rows, running header and footer removed."""
 
 from __future__ import annotations
@@ -9,7 +9,8 @@ from typing import Any
 import pymupdf
 import pytest
 
-from clausewise.nodes.ingest.pages import extract_page, parse_caption, rows_to_markdown, table_rows
+from clausewise.nodes.ingest.extract_page import parse_caption, rows_to_markdown, table_rows
+from clausewise.nodes.ingest.extract_page import read_page as extract_page
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 OBJECT_PAGES = {5: ("table", "4.1"), 6: ("table", "5.1"), 7: ("figure", "5.1")}  # 1-based PDF pages
@@ -89,8 +90,10 @@ def test_table_4_1_rows_rebuilt(pages: dict[tuple[str, int], dict[str, Any]], va
         ["Woodland plot", "0,8", "0,4"],
     ]
     # The table's footnote belongs to it (footnotes carry values: "increase by 1 kN/m3").
-    assert [row[0] for row in obj["rows"][4:]] in ([], ["a) Trees taller than 5 m within a distance of 10 m from "
-                                                        "the structure."])
+    assert [row[0] for row in obj["rows"][4:]] in (
+        [],
+        ["a) Trees taller than 5 m within a distance of 10 m from the structure."],
+    )
     assert "| Woodland plot | 0,8 | 0,4 |" in obj["body"]
 
 
@@ -185,8 +188,13 @@ def test_parse_caption(text: str, expected: tuple[str, str, str]) -> None:
 
 @pytest.mark.parametrize(
     "text",
-    ["Table 4.1 shows the values", "Tables are given in Annex A", "Figure 5.1 \u2014 lower case continues",
-     "The Table 4.1 values", "Table 12.3.4.5.6 Too deep"],
+    [
+        "Table 4.1 shows the values",
+        "Tables are given in Annex A",
+        "Figure 5.1 \u2014 lower case continues",
+        "The Table 4.1 values",
+        "Table 12.3.4.5.6 Too deep",
+    ],
 )
 def test_parse_caption_rejects_running_text(text: str) -> None:
     assert parse_caption(text) is None
@@ -198,9 +206,12 @@ def _ln(text: str, x0: float, y0: float, width: float = 40) -> dict[str, Any]:
 
 def test_table_rows_from_positions() -> None:
     lines = [
-        _ln("0,8", 300, 30), _ln("Windswept", 100, 30, 120),  # cells of one row, any order
-        _ln("Topography", 100, 10, 120), _ln("Ce", 305, 10),
-        _ln("1,2", 302, 50), _ln("Sheltered", 101, 50, 120),
+        _ln("0,8", 300, 30),
+        _ln("Windswept", 100, 30, 120),  # cells of one row, any order
+        _ln("Topography", 100, 10, 120),
+        _ln("Ce", 305, 10),
+        _ln("1,2", 302, 50),
+        _ln("Sheltered", 101, 50, 120),
     ]
     rows = table_rows(lines)
     assert rows == [["Topography", "Ce"], ["Windswept", "0,8"], ["Sheltered", "1,2"]]

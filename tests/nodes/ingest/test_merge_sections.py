@@ -1,4 +1,4 @@
-"""Sections of both sample variants ingested through the graph (nodes/ingest/sections.py): keys,
+"""Sections of both sample variants ingested through the graph (nodes/ingest/merge_sections.py): keys,
 parents, reading order, front matter, notes, pages, annex status; plus the parser on synthetic pages."""
 
 from __future__ import annotations
@@ -9,14 +9,36 @@ from typing import Any
 import pytest
 
 from clausewise.keys import DocId
-from clausewise.nodes.ingest.sections import build_sections, plausible_next
+from clausewise.nodes.ingest.merge_sections import build_sections, plausible_next
 from clausewise.stores import Stores
 from clausewise.stores.local import LocalBlobs
 
 EXPECTED_CODES = [
-    "1", "1.1", "1.2", "1.3", "1.4", "1.4.1", "1.4.2", "1.4.3", "1.5", "4", "4.1", "4.2", "table_4.1",
-    "5", "5.1", "expression_5.1", "5.2", "table_5.1", "5.3", "5.3.1", "5.3.2", "figure_5.1",
-    "annex_A", "A.1", "A.2",
+    "1",
+    "1.1",
+    "1.2",
+    "1.3",
+    "1.4",
+    "1.4.1",
+    "1.4.2",
+    "1.4.3",
+    "1.5",
+    "4",
+    "4.1",
+    "4.2",
+    "table_4.1",
+    "5",
+    "5.1",
+    "expression_5.1",
+    "5.2",
+    "table_5.1",
+    "5.3",
+    "5.3.1",
+    "5.3.2",
+    "figure_5.1",
+    "annex_A",
+    "A.1",
+    "A.2",
 ]
 
 
@@ -54,7 +76,12 @@ def test_kinds_and_counts(ingested: SimpleNamespace) -> None:
     assert kinds["5.3.2"] == kinds["A.1"] == "clause"
     counts = ingested.output["summary"]
     assert (counts["clauses"], counts["annexes"], counts["tables"], counts["figures"], counts["expressions"]) == (
-        20, 1, 2, 1, 1)
+        20,
+        1,
+        2,
+        1,
+        1,
+    )
     assert counts["images"] == 3
     assert counts["pages"] == 8 and counts["pages_without_text"] == []
 
@@ -62,9 +89,18 @@ def test_kinds_and_counts(ingested: SimpleNamespace) -> None:
 @pytest.mark.parametrize(
     ("code", "parent"),
     [
-        ("1", None), ("1.1", "1"), ("1.4.2", "1.4"), ("5.3", "5"), ("5.3.2", "5.3"), ("annex_A", None),
-        ("A.1", "annex_A"), ("A.2", "annex_A"), ("table_4.1", "4.2"), ("table_5.1", "5.2"),
-        ("figure_5.1", "5.3.2"), ("expression_5.1", "5.1"),
+        ("1", None),
+        ("1.1", "1"),
+        ("1.4.2", "1.4"),
+        ("5.3", "5"),
+        ("5.3.2", "5.3"),
+        ("annex_A", None),
+        ("A.1", "annex_A"),
+        ("A.2", "annex_A"),
+        ("table_4.1", "4.2"),
+        ("table_5.1", "5.2"),
+        ("figure_5.1", "5.3.2"),
+        ("expression_5.1", "5.1"),
     ],
 )
 def test_parents(ingested: SimpleNamespace, code: str, parent: str | None) -> None:
@@ -117,8 +153,10 @@ def test_clause_text_stops_at_the_next_heading(ingested: SimpleNamespace) -> Non
 
 
 def test_notes_stay_inside_their_clause(ingested: SimpleNamespace) -> None:
-    assert "NOTE: The National Annex may give a different value. The recommended value is 0,5." in _s(
-        ingested, "4.1")["text"]
+    assert (
+        "NOTE: The National Annex may give a different value. The recommended value is 0,5."
+        in _s(ingested, "4.1")["text"]
+    )
     text = _s(ingested, "5.3.2")["text"]
     assert "NOTE 1: The values of \u03bc given in Figure 5.1 apply to clean roof coverings." in text
     assert "NOTE 2: For roofs with moss or rough coverings" in text
@@ -129,16 +167,30 @@ def test_notes_stay_inside_their_clause(ingested: SimpleNamespace) -> None:
 
 def test_text_after_a_figure_continues_its_clause(ingested: SimpleNamespace) -> None:
     text = _s(ingested, "5.3.2")["text"]
-    assert text.index("(1) For flat and monopitch roofs") < text.index("Figure 5.1 \u2014") < text.index(
-        "(2) For a pitch between 30\u00b0 and 60\u00b0")
+    assert (
+        text.index("(1) For flat and monopitch roofs")
+        < text.index("Figure 5.1 \u2014")
+        < text.index("(2) For a pitch between 30\u00b0 and 60\u00b0")
+    )
 
 
 @pytest.mark.parametrize(
     ("code", "pages"),
     [
-        ("1", [3]), ("1.1", [3]), ("1.4.2", [4]), ("4.1", [5]), ("table_4.1", [5]), ("5.1", [5, 6]),
-        ("expression_5.1", [5]), ("5.2", [6]), ("table_5.1", [6]), ("5.3.2", [6, 7]), ("figure_5.1", [7]),
-        ("annex_A", [8]), ("A.1", [8]), ("A.2", [8]),
+        ("1", [3]),
+        ("1.1", [3]),
+        ("1.4.2", [4]),
+        ("4.1", [5]),
+        ("table_4.1", [5]),
+        ("5.1", [5, 6]),
+        ("expression_5.1", [5]),
+        ("5.2", [6]),
+        ("table_5.1", [6]),
+        ("5.3.2", [6, 7]),
+        ("figure_5.1", [7]),
+        ("annex_A", [8]),
+        ("A.1", [8]),
+        ("A.2", [8]),
     ],
 )
 def test_pages(ingested: SimpleNamespace, code: str, pages: list[int]) -> None:
@@ -172,8 +224,12 @@ def test_tables_figures_and_expressions(ingested: SimpleNamespace) -> None:
     assert expr["formula"] == "s = \u03bc \u00b7 Ce \u00b7 sk"
     stores = Stores(LocalBlobs(ingested.dir))
     formula = stores.lookup("formulae", f"{ingested.doc_key}_expression_5.1")
-    assert formula == {"key": f"{ingested.doc_key}_expression_5.1", "formula": "s = \u03bc \u00b7 Ce \u00b7 sk",
-                       "page": 5, "section": f"{ingested.doc_key}_5.1"}
+    assert formula == {
+        "key": f"{ingested.doc_key}_expression_5.1",
+        "formula": "s = \u03bc \u00b7 Ce \u00b7 sk",
+        "page": 5,
+        "section": f"{ingested.doc_key}_5.1",
+    }
 
 
 @pytest.mark.parametrize("code", ["table_4.1", "table_5.1", "figure_5.1"])
@@ -206,24 +262,60 @@ def test_both_variants_give_the_same_structure(sample_store: SimpleNamespace, sc
 
 # ---------------------------------------------------------------- the parser on synthetic pages
 def _page(n: int, texts: list[str]) -> dict[str, Any]:
-    return {"page": n, "objects": [],
-            "lines": [{"text": t, "bbox": [70.0, 80.0 + 14 * i, 500.0, 90.0 + 14 * i]} for i, t in enumerate(texts)]}
+    return {
+        "page": n,
+        "objects": [],
+        "lines": [{"text": t, "bbox": [70.0, 80.0 + 14 * i, 500.0, 90.0 + 14 * i]} for i, t in enumerate(texts)],
+    }
 
 
 def test_table_of_contents_and_numbers_in_text_are_not_headings() -> None:
     pages = [
-        _page(1, ["Contents", "Foreword ........ 2", "1 Scope ........ 3", "1.1 General ........ 3",
-                  "2 Loads ........ 4", "2.1 Snow ........ 4"]),
-        _page(2, ["Foreword", "This code is for tests. Clause 1 applies to sheds.", "1 m of snow is assumed here.",
-                  "2 Some text that is not a heading."]),
-        _page(3, ["1 Scope", "1.1 General", "(1) The values apply.", "12 people may stand on it.",
-                  "NOTE: a note here.", "2 Loads", "2.1 Snow", "(1) Snow is 1,0 kN/m2.", "2.2 Wind",
-                  "(1) Wind see 2.1."]),
+        _page(
+            1,
+            [
+                "Contents",
+                "Foreword ........ 2",
+                "1 Scope ........ 3",
+                "1.1 General ........ 3",
+                "2 Loads ........ 4",
+                "2.1 Snow ........ 4",
+            ],
+        ),
+        _page(
+            2,
+            [
+                "Foreword",
+                "This code is for tests. Clause 1 applies to sheds.",
+                "1 m of snow is assumed here.",
+                "2 Some text that is not a heading.",
+            ],
+        ),
+        _page(
+            3,
+            [
+                "1 Scope",
+                "1.1 General",
+                "(1) The values apply.",
+                "12 people may stand on it.",
+                "NOTE: a note here.",
+                "2 Loads",
+                "2.1 Snow",
+                "(1) Snow is 1,0 kN/m2.",
+                "2.2 Wind",
+                "(1) Wind see 2.1.",
+            ],
+        ),
     ]
     sections = build_sections(DocId("CEN", "EN9999"), "Test", pages)
     assert list(sections) == [
-        "CEN_EN9999_contents", "CEN_EN9999_foreword", "CEN_EN9999_1", "CEN_EN9999_1.1", "CEN_EN9999_2",
-        "CEN_EN9999_2.1", "CEN_EN9999_2.2",
+        "CEN_EN9999_contents",
+        "CEN_EN9999_foreword",
+        "CEN_EN9999_1",
+        "CEN_EN9999_1.1",
+        "CEN_EN9999_2",
+        "CEN_EN9999_2.1",
+        "CEN_EN9999_2.2",
     ]
     assert sections["CEN_EN9999_contents"]["kind"] == "contents"
     assert sections["CEN_EN9999_1"]["pages"] == [3]
@@ -235,9 +327,18 @@ def test_table_of_contents_and_numbers_in_text_are_not_headings() -> None:
 @pytest.mark.parametrize(
     ("current", "new", "ok"),
     [
-        (None, (1,), True), (None, (2,), False), ((5, 3, 1), (5, 3, 2), True), ((5, 3, 1), (5, 4), True),
-        ((5, 3, 1), (6,), True), ((5, 3, 1), (5, 3, 1, 1), True), ((5,), (5, 1), True), ((5, 3, 1), (9,), False),
-        ((5, 3, 1), (5, 3), False), ((5, 3, 1), (5, 3, 1), False), ((4, 2), (4, 1), False), ((5,), (5, 3), False),
+        (None, (1,), True),
+        (None, (2,), False),
+        ((5, 3, 1), (5, 3, 2), True),
+        ((5, 3, 1), (5, 4), True),
+        ((5, 3, 1), (6,), True),
+        ((5, 3, 1), (5, 3, 1, 1), True),
+        ((5,), (5, 1), True),
+        ((5, 3, 1), (9,), False),
+        ((5, 3, 1), (5, 3), False),
+        ((5, 3, 1), (5, 3, 1), False),
+        ((4, 2), (4, 1), False),
+        ((5,), (5, 3), False),
     ],
 )
 def test_plausible_next(current: tuple[int, ...] | None, new: tuple[int, ...], ok: bool) -> None:

@@ -1,0 +1,98 @@
+"""compose (nodes/query/compose.py): the answer's images, and its figures described for the question by
+the model, which gets the figure's image with the prompt; the offline reasoner describes none."""
+
+from __future__ import annotations
+
+import base64
+import re
+import time
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+from helpers import ScriptedChatModel, query_runtime
+
+from clausewise.nodes.query.collect_passages import collect_passages
+from clausewise.nodes.query.compose import compose
+from clausewise.system import System
+from clausewise.tools.model_tasks import FigureOut, ModelQueryTasks, SummaryOut
+from clausewise.tools.query_tasks import OfflineQueryTasks
+
+QUESTION = "What shape coefficient for a flat shed roof?"
+
+
+def _compose(sample_store: SimpleNamespace, embedder: Any, tasks: Any, cache: Path, key: str) -> dict[str, Any]:
+    """collect-passages then compose, for one extract of ``key``, as the graph would run them."""
+    stores = sample_store.stores
+    runtime = query_runtime(System(stores=stores, embedder=embedder, query_tasks=tasks, cache_dir=cache))
+    section = stores.lookup("sections", key)
+    state = {
+        "question": QUESTION,
+        "search_question": QUESTION,
+        "extracts": {key: [{"text": section["text"][:200], "start": 0, "pages": section["pages"], "score": 1.0}]},
+        "candidates": {},
+        "started": time.perf_counter(),
+    }
+    state |= collect_passages(state, runtime)  # type: ignore[arg-type]
+    return compose(state, runtime)  # type: ignore[arg-type]
+
+
+def _figure(sample_store: SimpleNamespace) -> tuple[str, dict[str, Any]]:
+    objects = sample_store.stores.doc_table(sample_store.doc_key, "objects")
+    return next((k, o) for k, o in objects.items() if o["kind"] == "figure")
+
+
+def describes(schema: str, human: str) -> Any:
+    """Figures described with the caption the prompt gave; a short summary."""
+    if schema == "FigureOut":
+        caption = re.search(r'caption="([^"]*)"', human)
+        return FigureOut(description=f"For the question, {caption and caption.group(1)} shows mu = 0,8")
+    assert schema == "SummaryOut", schema
+    return SummaryOut(summary="Scripted summary.")
+
+
+def test_answer_figures_are_described_for_the_question(
+    sample_store: SimpleNamespace, embedder: Any, tmp_path: Path
+) -> None:
+    figure, obj = _figure(sample_store)
+    model = ScriptedChatModel(script=describes)
+    out = _compose(sample_store, embedder, ModelQueryTasks(model, retry_wait=False), tmp_path, figure)
+
+    [image] = out["images"]
+    assert image["id"] == figure and set(image) >= {"base64", "caption", "page", "description"}
+    assert "png" not in image and "kind" not in image
+    assert image["description"] == f"For the question, {obj['caption']} shows mu = 0,8"
+    [messages] = [m for schema, m in model.prompts if schema == "FigureOut"]
+    text, picture = messages[-1].content  # the human message: its text, then the image
+    assert QUESTION in text["text"] and f'caption="{obj["caption"]}"' in text["text"]  # type: ignore[index]
+    assert picture["image_url"]["url"] == "data:image/png;base64," + image["base64"]  # type: ignore[index]
+    assert base64.b64decode(image["base64"]) == sample_store.stores.object_image(figure)
+    assert out["trace"]["llm_calls"] == 2  # the figure and the summary
+    assert out["trace"]["degraded"] == []
+
+
+def test_a_failing_figure_call_leaves_the_image_undescribed(
+    sample_store: SimpleNamespace, embedder: Any, tmp_path: Path
+) -> None:
+    figure, _ = _figure(sample_store)
+
+    def script(schema: str, human: str) -> Any:
+        return RuntimeError("vision down") if schema == "FigureOut" else describes(schema, human)
+
+    out = _compose(
+        sample_store, embedder, ModelQueryTasks(ScriptedChatModel(script=script), retry_wait=False), tmp_path, figure
+    )
+
+    [image] = out["images"]
+    assert image["id"] == figure and "description" not in image
+    assert [d.split(":")[0] for d in out["trace"]["degraded"]] == ["figure"]
+    assert "Scripted summary." in out["answer_markdown"]
+
+
+def test_offline_describes_no_figure(sample_store: SimpleNamespace, embedder: Any, tmp_path: Path) -> None:
+    figure, _ = _figure(sample_store)
+    out = _compose(sample_store, embedder, OfflineQueryTasks(), tmp_path, figure)
+    [image] = out["images"]
+    assert image["id"] == figure
+    assert "description" not in image and "png" not in image and "kind" not in image
+    assert out["trace"]["llm_calls"] == 0

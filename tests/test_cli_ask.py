@@ -1,0 +1,56 @@
+"""`clausewise ask` (the answer contract as JSON, markdown, an empty question refused) and `clausewise eval`
+(the system and the naive baseline scored) on a copy of the ingested sample."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+from helpers import CONTRACT
+
+
+def test_cli_ask_json_and_markdown(cli: Any, sample_store: SimpleNamespace, copy_store: Any) -> None:
+    store = copy_store(sample_store.dir)
+    result = cli("ask", "What is the characteristic value sk?", "--store", store, "--json")
+    assert result.exit_code == 0, result.output
+    answer = json.loads(result.stdout)
+    assert set(answer) == CONTRACT and answer["passages"]
+    md = cli("ask", "What is the characteristic value sk?", "--store", store)
+    assert md.exit_code == 0 and "Sources" in md.stdout
+    empty = cli("ask", "  ", "--store", store)
+    assert empty.exit_code != 0 and "empty" in empty.output
+
+
+def test_cli_eval_reports_system_and_baseline(
+    cli: Any, sample_store: SimpleNamespace, copy_store: Any, tmp_path: Path
+) -> None:
+    questions = tmp_path / "q.jsonl"
+    questions.write_text(
+        json.dumps(
+            {
+                "id": "s1",
+                "question": "Which exposure coefficient applies to a sheltered site?",
+                "documents": ["EN 1991-9-9"],
+                "must_values": ["1,2"],
+                "hops": 1,
+                "tags": [],
+                "evidence": [
+                    {
+                        "doc": "EN 1991-9-9",
+                        "page": 6,
+                        "ref": "Table 5.1",
+                        "must_contain": "sheltered",
+                        "essential": True,
+                    }
+                ],
+            }
+        )
+        + "\n"
+    )
+    result = cli("eval", questions, "--store", copy_store(sample_store.dir), "--baseline", "naive", "--json")
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["system"]["essential_recall"] == 1.0
+    assert report["naive"] is not None and report["system"]["value_hit_rate"] == 1.0

@@ -1,0 +1,181 @@
+"""Reference spotting and resolution (clausewise/references.py): on the ingested sample (internal
+references resolved, other codes listed as referenced-only until ingested) and on synthetic sections."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from clausewise.keys import DocId
+from clausewise.references import spot_references
+from clausewise.stores import Stores
+from clausewise.stores.local import LocalBlobs
+
+DOC = "CEN_EN1991-9-9"
+
+
+@pytest.fixture(scope="module")
+def store(sample_store: SimpleNamespace) -> Stores:
+    return Stores(LocalBlobs(sample_store.dir))
+
+
+def _refs(store: Stores, code: str) -> list[dict[str, Any]]:
+    return store.lookup("references", f"{DOC}_{code}") or []
+
+
+def _ref(store: Stores, code: str, raw: str) -> dict[str, Any]:
+    found = [r for r in _refs(store, code) if r["raw"].strip() == raw]
+    assert found, f"no reference {raw!r} from {code}: {[r['raw'] for r in _refs(store, code)]}"
+    return found[0]
+
+
+# ---------------------------------------------------------------- references on the sample
+@pytest.mark.parametrize(
+    ("source", "raw", "target", "kind"),
+    [
+        ("1.3", "Expression (5.1)", "expression_5.1", "expression"),
+        ("5.1", "Expression (5.1)", "expression_5.1", "expression"),
+        ("1.5", "Table 4.1", "table_4.1", "table"),
+        ("1.5", "Figure 5.1", "figure_5.1", "figure"),
+        ("5.1", "Table 5.1", "table_5.1", "table"),
+        ("1.1", "Annex A", "annex_A", "annex"),
+        ("4.1", "Annex A", "annex_A", "annex"),
+        ("1.5", "5.2(3)", "5.2", "clause"),
+        ("4.1", "5.1(3)", "5.1", "clause"),
+        ("1.1", "4.1", "4.1", "clause"),
+        ("A.2", "1.3", "1.3", "clause"),
+        ("foreword", "Section 4", "4", "clause"),
+    ],
+)
+def test_internal_references_resolve(store: Stores, source: str, raw: str, target: str, kind: str) -> None:
+    ref = _ref(store, source, raw)
+    assert ref["target"] == f"{DOC}_{target}"
+    assert ref["kind"] == kind
+    assert ref["document"] == DOC
+    assert ref["resolved"] is True
+    assert store.lookup("sections", ref["target"]) is not None
+
+
+@pytest.mark.parametrize("code", ["4.2", "5.2"])
+def test_the_following_table_is_the_next_table(store: Stores, code: str) -> None:
+    ref = _ref(store, code, "the following table")
+    assert ref["kind"] == "neighbour" and ref["resolved"] is True
+    assert ref["target"] == store.lookup("sections", f"{DOC}_{code}")["next_table"]  # type: ignore[index]
+    assert ref["target"] == {"4.2": f"{DOC}_table_4.1", "5.2": f"{DOC}_table_5.1"}[code]
+
+
+def test_reference_spans_are_verbatim(store: Stores, sample_store: SimpleNamespace) -> None:
+    for key, section in sample_store.sections.items():
+        for ref in store.lookup("references", key) or []:
+            start, end = ref["span"]
+            assert section["text"][start:end] == ref["raw"], (key, ref)
+            assert ref["target"] != key  # a section does not cite itself
+
+
+@pytest.mark.parametrize(
+    ("source", "raw", "target"),
+    [
+        ("1.1", "EN 1990", "CEN_EN1990"),
+        ("1.1", "ISO 4355", "ISO_ISO4355"),
+        ("1.1", "EN 1991-1-3", "CEN_EN1991-1-3"),
+        ("5.1", "EN 1991-1-1", "CEN_EN1991-1-1"),
+    ],
+)
+def test_other_documents_are_unresolved_until_ingested(store: Stores, source: str, raw: str, target: str) -> None:
+    ref = _ref(store, source, raw)
+    assert ref["target"] == target and ref["document"] == target and ref["kind"] == "document"
+    assert ref["resolved"] is False
+    assert ref["reason"] == "document not ingested"
+
+
+@pytest.mark.parametrize("target", ["CEN_EN1990", "ISO_ISO4355", "CEN_EN1991-1-3", "CEN_EN1991-1-1"])
+def test_referenced_documents_are_listed_as_referenced_only(store: Stores, target: str) -> None:
+    entry = store.documents()[target]
+    assert entry["status"] == "referenced-only"
+    assert entry["referenced_by"] and all(k.startswith(DOC + "_") for k in entry["referenced_by"])
+    assert entry["referenced_by"] == sorted(set(entry["referenced_by"]))
+    assert f"{DOC}_1.2" in entry["referenced_by"]  # the normative references clause names all four
+    assert (
+        entry["code"]
+        == {
+            "CEN_EN1990": "EN 1990",
+            "ISO_ISO4355": "ISO 4355",
+            "CEN_EN1991-1-3": "EN 1991-1-3",
+            "CEN_EN1991-1-1": "EN 1991-1-1",
+        }[target]
+    )
+
+
+def test_the_documents_own_designation_is_not_a_reference(store: Stores) -> None:
+    assert DOC not in [r["document"] for r in _refs(store, "foreword") if r["document"] != DOC]
+    assert store.documents()[DOC]["referenced_by"] == []
+
+
+def test_summary_counts_match_the_references_store(store: Stores, sample_store: SimpleNamespace) -> None:
+    refs = [r for k in sample_store.sections for r in (store.lookup("references", k) or [])]
+    summary = sample_store.output["summary"]
+    assert summary["references"] == len(refs)
+    assert summary["references_unresolved"] == sum(1 for r in refs if not r["resolved"])
+    assert summary["references_internal"] == summary["references_resolved"]  # every internal reference resolved
+
+
+# ---------------------------------------------------------------- references, synthetic
+def _section(text: str, key: str = f"{DOC}_9.9", **extra: Any) -> dict[str, Any]:
+    return {"key": key, "text": text, "kind": "clause", "title": "", **extra}
+
+
+def test_spot_references_units() -> None:
+    doc = DocId("CEN", "EN1991-9-9")
+    known = {f"{DOC}_table_5.1", f"{DOC}_5.2", f"{DOC}_annex_A"}
+    text = (
+        "See EN 1990, 6.4.3.2 and Table 5.1 or Figure 5.2; the values given in 5.2(3) and in Annex B apply. "
+        "For this document see EN 1991-9-9."
+    )
+    refs = spot_references(doc, _section(text), known)
+    by_raw: dict[str, list[dict[str, Any]]] = {}
+    for r in refs:
+        by_raw.setdefault(r["raw"].strip(), []).append(r)
+    assert by_raw["EN 1990, 6.4.3.2"][0]["target"] == "CEN_EN1990_6.4.3.2"
+    assert by_raw["EN 1990, 6.4.3.2"][0]["document"] == "CEN_EN1990"
+    assert by_raw["Table 5.1"][0]["target"] == f"{DOC}_table_5.1" and by_raw["Table 5.1"][0]["resolved"] is True
+    assert by_raw["Figure 5.2"][0]["target"] == f"{DOC}_figure_5.2" and by_raw["Figure 5.2"][0]["resolved"] is False
+    assert by_raw["5.2(3)"][0]["target"] == f"{DOC}_5.2" and by_raw["5.2(3)"][0]["resolved"] is True
+    assert by_raw["Annex B"][0]["target"] == f"{DOC}_annex_B" and by_raw["Annex B"][0]["resolved"] is False
+    assert not any(r["document"] == "CEN_EN1990" and r["target"] == f"{DOC}_6.4.3.2" for r in refs)
+    assert "EN 1991-9-9" not in by_raw  # itself
+    assert [r["span"][0] for r in refs] == sorted(r["span"][0] for r in refs)
+
+
+@pytest.mark.parametrize(
+    ("text", "targets"),
+    [
+        ("see Tables 5.1 and 5.2", {"table_5.1", "table_5.2"}),
+        ("Annexes A and B apply", {"annex_A", "annex_B"}),
+        ("Figures 5.1, 5.2 and 5.3", {"figure_5.1", "figure_5.2", "figure_5.3"}),
+    ],
+)
+def test_every_number_of_a_multiple_reference_is_a_reference(text: str, targets: set[str]) -> None:
+    refs = spot_references(DocId("CEN", "EN1991-9-9"), _section(text), set())
+    assert {r["target"] for r in refs} == {f"{DOC}_{t}" for t in targets}
+
+
+def test_neighbour_references() -> None:
+    doc = DocId("CEN", "EN1991-9-9")
+    section = _section(
+        "As given above, the values in the following figure apply.",
+        previous=f"{DOC}_9.8",
+        next=f"{DOC}_9.10",
+        next_figure=f"{DOC}_figure_9.1",
+    )
+    refs = {r["raw"]: r["target"] for r in spot_references(doc, section, set())}
+    assert refs == {"given above": f"{DOC}_9.8", "the following figure": f"{DOC}_figure_9.1"}
+
+
+def test_own_designation_is_not_a_reference_under_a_publisher_override() -> None:
+    doc = DocId("BSI", "EN1991-9-9")
+    refs = spot_references(
+        doc, _section("This document (EN 1991-9-9:2025) is a sample.", key="BSI_EN1991-9-9_fw"), set()
+    )
+    assert [r for r in refs if r["kind"] == "document"] == []
