@@ -77,10 +77,15 @@ def ingest(
     as_json: JsonOpt = False,
 ) -> None:
     """Ingest code PDFs into the stores (skips a file already ingested unless --overwrite)."""
+    from clausewise.keys import given_identity
     from clausewise.nodes.ingest.check_document import IngestError
 
     if code and len(files) > 1:
         _fail("--code names one document; ingest one file at a time with it")
+    try:
+        given_identity(publisher, code)
+    except ValueError as exc:
+        _fail(str(exc))
     system = _system(store)
     results, failures = [], 0
     columns = [TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn()]

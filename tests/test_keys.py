@@ -11,9 +11,11 @@ from clausewise.keys import (
     clean_number,
     doc_id,
     find_designations,
+    given_identity,
     is_safe_key,
     object_key,
     parse_designation,
+    publisher_name,
     split_key,
 )
 
@@ -222,3 +224,125 @@ def test_property_every_spelling_gives_the_canonical_key(case: tuple[str, str, s
     again = parse_designation(found.display)
     assert again is not None and again.key == found.key
     assert is_safe_key(found.key)
+
+
+# ---------------------------------------------------------------- other families
+@pytest.mark.parametrize(
+    ("text", "key", "display", "edition"),
+    [
+        ("IS 875 (Part 3) : 2015", "BIS_IS875-3", "IS 875 (Part 3)", "2015"),
+        ("IS 875(Part 3):2015", "BIS_IS875-3", "IS 875 (Part 3)", "2015"),
+        ("IS 1893 (Part 1):2016", "BIS_IS1893-1", "IS 1893 (Part 1)", "2016"),
+        ("IS 875 (Part 3/Sec 1)", "BIS_IS875-3-1", "IS 875 (Part 3/Sec 1)", None),
+        ("IS : 456 - 1978", "BIS_IS456", "IS 456", "1978"),
+        ("IS 800:2007", "BIS_IS800", "IS 800", "2007"),
+        ("ASCE 7-22", "ASCE_ASCE7", "ASCE 7", "2022"),
+        ("ASCE/SEI 7-16", "ASCE_ASCE7", "ASCE 7", "2016"),
+        ("SEI/ASCE 7-02", "ASCE_ASCE7", "ASCE 7", "2002"),
+        ("ACI 318-19", "ACI_ACI318", "ACI 318", "2019"),
+        ("ACI 318M-14", "ACI_ACI318M", "ACI 318M", "2014"),
+        ("ACI 350.3-06", "ACI_ACI350.3", "ACI 350.3", "2006"),
+        ("ANSI/AISC 360-16", "AISC_AISC360", "AISC 360", "2016"),
+        ("AS 1170.4-2007", "SA_AS1170.4", "AS 1170.4", "2007"),
+        ("AS 3600\u20142018", "SA_AS3600", "AS 3600", "2018"),
+        ("AS/NZS 1170.0:2002", "SA-SNZ_AS-NZS1170.0", "AS/NZS 1170.0", "2002"),
+        ("NZS 3101:2006", "SNZ_NZS3101", "NZS 3101", "2006"),
+        ("DIN 1045-1:2008-08", "DIN_DIN1045-1", "DIN 1045-1", "2008"),
+        ("DIN 4149", "DIN_DIN4149", "DIN 4149", None),
+        ("UFC 3-301-01", "DOD_UFC3-301-01", "UFC 3-301-01", None),
+        ("UFC 3-220-04FA", "DOD_UFC3-220-04FA", "UFC 3-220-04FA", None),
+        ("FEMA P-58-6", "FEMA_FEMA-P-58-6", "FEMA P-58-6", None),
+        ("FEMA P-750", "FEMA_FEMA-P-750", "FEMA P-750", None),
+        ("FEMA 356", "FEMA_FEMA356", "FEMA 356", None),
+        ("HSG150", "HSE_HSG150", "HSG150", None),
+        ("HSG 48", "HSE_HSG48", "HSG48", None),
+        ("INDG163", "HSE_INDG163", "INDG163", None),
+        ("CSA A23.3-14", "CSA_CSA-A23.3", "CSA A23.3", "2014"),
+        ("CAN/CSA-S16-01", "CSA_CSA-S16", "CSA S16", "2001"),
+        ("PD 6688-1-4:2009", "BSI_PD6688-1-4", "PD 6688-1-4", "2009"),
+    ],
+)
+def test_other_families(text: str, key: str, display: str, edition: str | None) -> None:
+    found = parse_designation(text)
+    assert found is not None
+    assert (found.key, found.display, found.edition) == (key, display, edition)
+    assert is_safe_key(found.key) and found.key.count("_") == 1
+    again = parse_designation(found.display)  # the display form reads back to the same key
+    assert again is not None and again.key == found.key
+    assert doc_id(None, text) == found  # a user may type any printed form
+    assert doc_id(None, found.code).key == found.key  # ... or the key's form
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "as shown in Figure 2",
+        "AS 2 m above the ground",
+        "AS 300 mm",
+        "SUCH AS 2005 OR LATER",
+        "THIS IS 300 MM WIDE",
+        "IT IS 450 mm",
+        "the IS 15 value",
+        "ENV 1991-2-4:1995",
+        "ACI 31",
+    ],
+)
+def test_body_text_is_not_a_designation(text: str) -> None:
+    assert find_designations(text) == []
+
+
+def test_references_to_other_families_in_body_text() -> None:
+    text = "wind loads to IS 875 and AS/NZS 1170.2, with NZS 3604 and ASCE 7-22 Table 12.2-1; see EN 1990."
+    assert [d.key for d, _, _ in find_designations(text)] == [
+        "BIS_IS875",
+        "SA-SNZ_AS-NZS1170.2",
+        "SNZ_NZS3604",
+        "ASCE_ASCE7",
+        "CEN_EN1990",
+    ]
+    for _, (start, end), raw in find_designations(text):
+        assert text[start:end] == raw
+
+
+@pytest.mark.parametrize(
+    ("code", "key", "edition"),
+    [
+        ("IS 875 (Part 3):2015", "BIS_IS875-3", "2015"),
+        ("UFC 3-301-01", "DOD_UFC3-301-01", None),
+        ("FEMA P-58-6", "FEMA_FEMA-P-58-6", None),
+        ("FEMA P-58-6 December 2018", "FEMA_FEMA-P-58-6", "2018"),
+        ("HSG150", "HSE_HSG150", None),
+        ("NA-EN1991-1-3", "BSI_NA-EN1991-1-3", None),
+        ("UK NA to BS EN 1991-1-3:2003", "BSI_NA-EN1991-1-3", "2003"),
+        ("XYZ 12:2015", "LOCAL_XYZ12", "2015"),
+    ],
+)
+def test_doc_id_accepts_printed_and_key_forms(code: str, key: str, edition: str | None) -> None:
+    found = doc_id(None, code)
+    assert (found.key, found.edition) == (key, edition)
+
+
+@pytest.mark.parametrize("code", ["..", "", " ", "../etc/passwd", "a/b", "../EN 1990", ".x", "A..B", "x\ny", "a\\b"])
+def test_doc_id_rejects_garbage_with_one_line(code: str) -> None:
+    with pytest.raises(ValueError, match="not a document code") as err:
+        doc_id(None, code)
+    assert "\n" not in str(err.value)
+
+
+def test_doc_id_rejects_two_documents_and_bad_publishers() -> None:
+    with pytest.raises(ValueError, match="more than one document"):
+        doc_id(None, "EN 1990 and EN 1991")
+    for publisher in ("..", "A_B", "-x", "a b", "a/b", "X" * 30):
+        with pytest.raises(ValueError, match="not a publisher name"):
+            doc_id(publisher, "EN 1990")
+    assert doc_id("sa-snz", "AS/NZS 1170.0").key == "SA-SNZ_AS-NZS1170.0"
+    assert publisher_name(" bis ") == "BIS"
+
+
+def test_given_identity_validates_what_users_type() -> None:
+    assert given_identity(None, None) is None
+    assert given_identity("BSI", None) is None
+    assert given_identity(None, "IS 875 (Part 3):2015") == DocId("BIS", "IS875-3", "2015")
+    for publisher, code in ((None, ".."), (None, "  "), ("..", None), ("A_B", "EN 1990")):
+        with pytest.raises(ValueError):
+            given_identity(publisher, code)

@@ -11,7 +11,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, File, Form, HTTPException, Request, UploadFile, status
 from fastapi.concurrency import run_in_threadpool
 
-from clausewise.keys import is_safe_key
+from clausewise.keys import given_identity, is_safe_key
 from clausewise.server.deps import JobsDep, ServerDep, StoresDep
 from clausewise.server.schemas import Deleted, Job, JobAccepted
 
@@ -70,6 +70,10 @@ async def upload_document(
     """Accept a PDF and ingest it in the background; poll ``GET /jobs/{job_id}``."""
     from clausewise.nodes.ingest.check_document import IngestError
 
+    try:  # refuse a bad designation or publisher before reading the upload
+        given_identity(publisher or None, code or None)
+    except ValueError as exc:
+        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, str(exc)) from exc
     limit = server.settings.max_file_mb * 1024 * 1024
     declared = request.headers.get("content-length")
     if declared and declared.isdigit() and int(declared) > limit + MULTIPART_OVERHEAD:

@@ -4,8 +4,10 @@ bytes are already ingested."""
 from __future__ import annotations
 
 import hashlib
+import re
 import time
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +15,7 @@ import pymupdf
 from langgraph.runtime import Runtime
 
 from clausewise.graph.state import IngestContext, IngestState
-from clausewise.keys import DocId, doc_id, find_designations, parse_designation
+from clausewise.keys import DocId, doc_id, find_designations, publisher_name
 from clausewise.nodes.ingest.deps import system_of
 from clausewise.pdf import MUPDF_LOCK
 
@@ -82,49 +84,344 @@ def validate_pdf(path: Path, *, max_file_mb: int, max_pages: int) -> pymupdf.Doc
     return doc
 
 
+# ---------------------------------------------------------------- identity
+TITLE_PAGES = 3  # the first pages with text: cover, title page, inside cover
+MARGIN_PAGES = 30  # pages whose running headers and footers are read
+MARGIN_RUNNING = 0.25  # share of the pages read on which a running header or footer repeats
+MARGIN = 0.1  # share of the page height, top and bottom, that holds running headers and footers
+_MONTH = (
+    r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:t(?:ember)?)?|"
+    r"Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)\.?"
+)
+# A date as printed next to a designation or on its own line: "December 2018", "11 April 2023",
+# "Published May 2015", "(Third edition, published 2006)".
+_DATE = (
+    r"\(?(?:(?:[A-Za-z]+\s+)?edition,?\s*)?(?:(?:published|issued|dated)[:\s]+)?"
+    rf"(?:\d{{1,2}}(?:st|nd|rd|th)?\s+)?(?:{_MONTH}\s+)?(?:\d{{1,2}},?\s+)?(?P<year>(?:19|20)\d\d)(?!\d)"
+)
+_DATE_AFTER = re.compile(r"(?i)^[\s/,;|\u2013\u2014-]*" + _DATE)
+_DATE_LINE = re.compile(r"(?i)^" + _DATE + r"\)?\.?$")
+# A distributor's stamp: the licensee, the copy's status, who supplied it to whom.
+_STAMP = re.compile(
+    r"(?i)licen[cs]|uncontrolled|downloaded|supplied\s+by|provided\s+by|purchased|subscri(?:ber|ption)|"
+    r"single[- ]user|sold\s+to|order\s+(?:no|number)|not\s+for\s+resale|"
+    r"for\s+(?:the\s+)?(?:sole|internal|personal)\s+use|printed\s+(?:by|for|on)\b|[\w.+-]+@[\w-]+\.\w"
+)
+# Context that names an earlier edition ("supersedes UFC 3-301-01, dated 1 October 2019").
+_EARLIER = re.compile(r"(?i)(?:supersed|replac|withdr[ae]w|revision\s+of|previous|earlier|amend)\w*\W+(?:\w+\W+){0,3}$")
+_BOILERPLATE = re.compile(
+    r"(?i)^(?:contents|table\s+of\s+contents|foreword|preface|introduction|acknowledge?ments?|disclaimer|notice|"
+    r"copyright|all\s+rights\s+reserved|this\s+page\s+(?:is\s+)?(?:intentionally\s+)?(?:left\s+)?blank|"
+    r"approved\s+for\s+public\s+release|draft|confidential|english\s+version|prepared\s+(?:by|for)|published\s+by|"
+    r"(?:indian|british|european|australian|new\s+zealand|international|american(?:\s+national)?|german|canadian|"
+    r"national)\s+standards?\b|norme\s|europ\S*\s+norm)"
+    r"|\u00a9|\(c\)\s|\bisbn\b|\bissn\b|www\.|https?://|@|\bpage\s+\d+\s+of\s+\d+|distribution\s+unlimited|\bics\s+\d"
+)
+_FILE_TITLE = re.compile(
+    r"(?i)\.(?:fm|pdf|docx?|rtf|txt|indd|qxd|qxp|p65|pm\d|tex|dvi|e?ps|xlsx?|pptx?|odt|wpd|html?)\b|"
+    r"^(?:microsoft\s+\w+\s+-|untitled|document\d*$|title$|\W*$)|[\\/]"
+)
+_ORG_WORDS = re.compile(
+    r"\b(?:Ministry|Department|Agency|Executive|Council|Institute|Institution|Association|Authority|Board|Bureau|"
+    r"Committee|Commission|Administration|Office|Organi[sz]ation|Society|Federation|Corporation|Service|Centre|"
+    r"Center|Standards?|Government)\b"
+)
+# "Health and Safety Executive (HSE)": a body's name followed by its acronym
+_NAMED_BODY = re.compile(r"((?:[A-Z][A-Za-z]+,?\s(?:(?:of|and|for|the)\s)*){1,6}[A-Z][A-Za-z]+)\s\(([A-Z]{2,10})\)")
+_STOPWORDS = frozenset("a an the to of in on for and or with by at from as its their".split())
+
+
+@dataclass
+class _Line:
+    page: int
+    block: int
+    text: str
+    size: float
+    top: float  # y of the line's top edge, as a share of the page height
+    margin: bool  # a running header or footer, or text turned sideways
+    stamp: bool
+
+
+def _page_lines(page: pymupdf.Page, index: int, margins_only: bool) -> list[_Line]:
+    height = page.rect.height or 1.0
+    clips: list[pymupdf.Rect | None] = [None]
+    if margins_only:
+        r = page.rect
+        band = (MARGIN + 0.02) * r.height
+        clips = [pymupdf.Rect(r.x0, r.y0, r.x1, r.y0 + band), pymupdf.Rect(r.x0, r.y1 - band, r.x1, r.y1)]
+    out: list[_Line] = []
+    for n, clip in enumerate(clips):
+        blocks = page.get_text("dict", flags=pymupdf.TEXTFLAGS_TEXT, clip=clip)["blocks"]
+        for b, block in enumerate(blocks):
+            lines = []
+            for line in block.get("lines", []):
+                text = " ".join("".join(s["text"] for s in line["spans"]).split())
+                if not text:
+                    continue
+                top, bottom = line["bbox"][1] / height, line["bbox"][3] / height
+                turned = abs(line["dir"][1]) > 0.5
+                margin = turned or bottom <= MARGIN + 0.005 or top >= 1 - MARGIN - 0.005
+                if margins_only and not margin:
+                    continue
+                size = max(s["size"] for s in line["spans"])
+                lines.append(_Line(index, n * 10000 + b, text, size, top, margin, bool(_STAMP.search(text))))
+            if any(ln.stamp and ln.margin for ln in lines):  # a stamp block in the margin: all of it
+                for ln in lines:
+                    ln.stamp = True
+            out += lines
+    return out
+
+
+def _read_lines(doc: pymupdf.Document) -> list[_Line]:
+    """The first pages with text in full, then the running headers and footers of the next pages."""
+    lines: list[_Line] = []
+    full = 0
+    for i in range(min(doc.page_count, MARGIN_PAGES)):
+        page_lines = _page_lines(doc[i], i, margins_only=full >= TITLE_PAGES)
+        if full < TITLE_PAGES and any(not ln.margin for ln in page_lines):
+            full += 1
+        lines += page_lines
+    return lines
+
+
+def _blocks(lines: list[_Line]) -> list[list[_Line]]:
+    grouped: dict[tuple[int, int], list[_Line]] = {}
+    for ln in lines:
+        grouped.setdefault((ln.page, ln.block), []).append(ln)
+    return list(grouped.values())
+
+
+def _body_size(lines: list[_Line]) -> float:
+    sizes = sorted(ln.size for ln in lines if not ln.margin for _ in range(len(ln.text)))
+    return sizes[len(sizes) // 2] if sizes else 10.0
+
+
+@dataclass
+class _Seen:
+    doc: DocId
+    kind: str  # "margin", "title" (title page, large font), "first" (title page), "meta"
+    page: int
+    size: float
+    after: str  # text that follows it in its block
+    earlier: bool  # named as an earlier edition ("supersedes ...")
+
+
+def _designations_seen(lines: list[_Line], meta: dict[str, str]) -> list[_Seen]:
+    title_pages = sorted({ln.page for ln in lines if not ln.margin})[:TITLE_PAGES]
+    large = 1.25 * _body_size([ln for ln in lines if ln.page in title_pages])
+    seen: list[_Seen] = []
+    for block in _blocks(lines):
+        text = "\n".join(ln.text for ln in block)
+        starts = [0]
+        for ln in block[:-1]:
+            starts.append(starts[-1] + len(ln.text) + 1)
+        for found, (start, end), _ in find_designations(text):
+            ln = block[max(i for i, s in enumerate(starts) if s <= start)]
+            if ln.stamp:
+                continue
+            if ln.page in title_pages and ln.size >= large:
+                kind = "title"  # printed large on a title page, at its head or not
+            elif ln.margin:
+                kind = "margin"
+            elif ln.page == title_pages[0]:
+                kind = "first"  # named in the cover's text; a later page's text cites other codes
+            else:
+                continue
+            after = text[end : end + 60]
+            earlier = bool(_EARLIER.search(text[max(0, start - 60) : start]))
+            seen.append(_Seen(found, kind, ln.page, ln.size, after, earlier))
+    for field in ("title", "subject"):
+        for found, (_, end), _ in find_designations(meta.get(field) or ""):
+            seen.append(_Seen(found, "meta", -1, 0.0, (meta.get(field) or "")[end : end + 60], False))
+    return seen
+
+
+def _read_designation(lines: list[_Line], meta: dict[str, str]) -> tuple[DocId | None, int | None]:
+    """The document's own designation: the one its running headers and footers repeat, its title page
+    prints large and its metadata names, never a distributor's stamp; the edition is the designation's
+    own year, else the date printed next to it, else the title page's date line. Also the page that
+    prints it large, if one does."""
+    seen = _designations_seen(lines, meta)
+    # a running header repeats on many pages; a footnote citing another code does not
+    running = max(2, MARGIN_RUNNING * (max((ln.page for ln in lines), default=0) + 1))
+    score: Counter[str] = Counter()
+    for key in {s.doc.key for s in seen}:
+        mine = [s for s in seen if s.doc.key == key]
+        margin_pages = len({s.page for s in mine if s.kind == "margin"})
+        score[key] += 2 * margin_pages if margin_pages >= running else 0
+        score[key] += 4 * any(s.kind == "title" for s in mine) + 3 * any(s.kind == "meta" for s in mine)
+        score[key] += min(sum(s.kind in ("title", "first") for s in mine), 3)
+    score = Counter({k: v for k, v in score.items() if v > 0})
+    if not score:
+        return None, None
+    order = {s.doc.key: i for i, s in reversed(list(enumerate(seen)))}
+    key = max(score, key=lambda k: (score[k], -order[k]))
+    mine = [s for s in seen if s.doc.key == key and not s.earlier]
+    weight = {"title": 3, "margin": 2, "meta": 1, "first": 1}
+    years: Counter[str] = Counter()
+    for s in mine:
+        if s.doc.edition:
+            years[s.doc.edition] += weight[s.kind]
+    if not years:
+        for s in mine:
+            m = _DATE_AFTER.match(s.after)
+            if m:
+                years[m.group("year")] += weight[s.kind]
+    edition = max(years, key=lambda y: years[y]) if years else _date_line(lines)
+    doc = next(s.doc for s in seen if s.doc.key == key)
+    title_page = max((s for s in mine if s.kind == "title"), key=lambda s: s.size, default=None)
+    return DocId(doc.publisher, doc.code, edition), title_page.page if title_page else None
+
+
+def _date_line(lines: list[_Line]) -> str | None:
+    """The year of the first line on the title pages that is a date ("Published May 2015")."""
+    for ln in lines:
+        if not ln.margin and not ln.stamp:
+            m = _DATE_LINE.match(ln.text)
+            if m:
+                return m.group("year")
+    return None
+
+
+def _without_designations(text: str) -> str:
+    for _, (start, end), _ in reversed(find_designations(text)):
+        text = text[:start] + " " + text[end:]
+    return text
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"[A-Za-z][A-Za-z'\u2019-]+", text)
+
+
+def _meta_title(meta: dict[str, str]) -> str:
+    """The metadata title without lines that only name the designation ("Health and safety\\nHSG150")."""
+    kept = [ln.strip() for ln in (meta.get("title") or "").splitlines() if len(_words(_without_designations(ln))) >= 1]
+    return " ".join(" ".join(kept).split())
+
+
+def _looks_like_title(text: str) -> bool:
+    """A real title, not a file name ("P06100-1.fm", "875_2.pdf", "Microsoft Word - IS875.doc")."""
+    words = [w for w in _words(_without_designations(text)) if len(w) >= 3]
+    return len(text) >= 8 and len(words) >= 2 and not _FILE_TITLE.search(text) and "_" not in text
+
+
+def _page_title(lines: list[_Line], page: int | None = None) -> str | None:
+    """The largest lines of the title pages (of ``page`` when given) that are not the designation, a
+    date or boilerplate."""
+    candidates = [
+        ln
+        for ln in lines
+        if not ln.margin
+        and (page is None or ln.page == page)
+        and not ln.stamp
+        and not _BOILERPLATE.search(ln.text)
+        and not _DATE_LINE.match(ln.text)
+        and _words(_without_designations(ln.text))
+    ]
+    for size in sorted({round(ln.size, 1) for ln in candidates}, reverse=True):
+        same = [ln for ln in candidates if abs(ln.size - size) <= 0.08 * size]
+        page = min(ln.page for ln in same)
+        group = sorted((ln for ln in same if ln.page == page), key=lambda ln: ln.top)
+        text = " ".join(" ".join(ln.text for ln in group).split())
+        if len(_words(text)) >= 2 and len(text) >= 8:
+            return text
+    return None
+
+
+def _read_title(lines: list[_Line], meta: dict[str, str], title_page: int | None) -> str | None:
+    """The metadata title when it is a real title the title pages bear out; else the title page's: the
+    page that prints the designation large (a distributor's cover may come first), else the first."""
+    meta_title = _meta_title(meta)
+    page_text = " ".join(ln.text for ln in lines if not ln.margin).lower()
+    if _looks_like_title(meta_title):
+        words = [w.lower() for w in _words(meta_title) if len(w) >= 3]
+        if words and sum(w in page_text for w in words) >= 0.6 * len(words):
+            return meta_title
+    from_page = (_page_title(lines, title_page) if title_page is not None else None) or _page_title(lines)
+    return from_page or (meta_title if _looks_like_title(meta_title) else None)
+
+
+def _acronym(name: str, text: str) -> str | None:
+    """The acronym of an issuing body ("Ministry of Business, Innovation and Employment" -> "MBIE"): the
+    one the document defines for it ("... (MBIE)"), else the initials of its capitalised words."""
+    name = " ".join(name.split())
+    own = re.search(r"\(([A-Z]{2,10})\)\s*$", name)
+    if own:
+        return own.group(1)
+    defined = re.search(re.escape(name) + r"\s*\(([A-Z]{2,10})\)", text)
+    if defined:
+        return defined.group(1)
+    initials = "".join(w[0] for w in re.findall(r"[A-Z][A-Za-z]+", name))
+    return initials if 2 <= len(initials) <= 10 else None
+
+
+def _issuer(lines: list[_Line], meta: dict[str, str]) -> str | None:
+    """The body that issued a document that has no designation: the metadata author when it names an
+    organisation, else an organisation named on the title pages with its acronym."""
+    text = " ".join(ln.text for ln in lines if not ln.stamp)
+    author = " ".join((meta.get("author") or "").split())
+    if author and _ORG_WORDS.search(author):
+        return _acronym(author, text)
+    for m in _NAMED_BODY.finditer(text):
+        if _ORG_WORDS.search(m.group(1)):
+            return m.group(2)
+    return None
+
+
+def _code_from_title(title: str) -> str:
+    """A short code for a document without a designation: its title's first content words."""
+    words = [w for w in _words(re.sub(r"(?<!\d)(?:19|20)\d\d(?!\d)", " ", title)) if w.lower() not in _STOPWORDS]
+    return "-".join(re.sub(r"[^A-Za-z0-9]", "", w) for w in words[:4])
+
+
 def identify(doc: pymupdf.Document, path: Path, publisher: str | None, code: str | None) -> dict[str, Any]:
-    """Publisher, code, edition and title, read from the running headers, metadata and title page;
-    ``--publisher`` / ``--code`` override what the document says."""
-    meta_title = (doc.metadata or {}).get("title") or ""
+    """Publisher, code, edition and title, read from the printed designation (title page, running
+    headers and footers), the metadata and the title page; ``--publisher`` / ``--code`` override what
+    the document says."""
+    meta = {k: v or "" for k, v in (doc.metadata or {}).items()}
     with MUPDF_LOCK:
-        headers: Counter[DocId] = Counter()
-        first_text = ""
-        for i in range(min(doc.page_count, 30)):
-            page = doc[i]
-            clip = pymupdf.Rect(page.rect.x0, page.rect.y0, page.rect.x1, page.rect.y0 + 0.09 * page.rect.height)
-            for found, _, _ in find_designations(page.get_text("text", clip=clip)):
-                headers[found] += 1
-            if i < 3:
-                first_text += page.get_text("text") + "\n"
-    found: DocId | None = None
-    if headers:
-        # The most frequent designation in the headers, preferring one that carries its year.
-        per_key = Counter({d.key: 0 for d in headers})
-        for d, c in headers.items():
-            per_key[d.key] += c
-        found = max(headers, key=lambda d: (per_key[d.key], d.edition is not None, headers[d]))
-    found = found or parse_designation(meta_title) or parse_designation(first_text)
-    if code:
-        given = doc_id(publisher, code)
-        same = found is not None and found.code == given.code
-        found = DocId(given.publisher, given.code, given.edition or (found.edition if same and found else None))
-    elif publisher and found:
-        found = DocId(doc_id(publisher, found.code).publisher, found.code, found.edition)
+        lines = _read_lines(doc)
+    found, title_page = _read_designation(lines, meta)
+    title = _read_title(lines, meta, title_page)
+    try:
+        if code:
+            given = doc_id(publisher, code)
+            same = found is not None and found.code == given.code
+            found = DocId(given.publisher, given.code, given.edition or (found.edition if same and found else None))
+        elif found is not None and publisher:
+            found = DocId(publisher_name(publisher), found.code, found.edition)
+        elif found is None and title:
+            issuer = publisher_name(publisher) if publisher else _issuer(lines, meta)
+            if issuer:  # guidance without a designation: the issuer and the title's words
+                year = re.search(r"(?<!\d)(?:19|20)\d\d(?!\d)", title)
+                found = doc_id(issuer, _code_from_title(title))
+                found = DocId(found.publisher, found.code, _date_line(lines) or (year.group(0) if year else None))
+    except ValueError as exc:
+        raise IngestError(f"{path.name}: {exc}") from exc
     if found is None:
-        raise IngestError(f"{path.name}: cannot tell which code this is; pass --code (and --publisher)")
-    title = meta_title.strip()
-    if not title or len(title) < 8:
-        lines = [ln.strip() for ln in first_text.split("\n") if len(ln.strip()) > 12]
-        title = next((ln for ln in lines if not parse_designation(ln)), lines[0] if lines else found.display)
+        raise IngestError(f"{path.name}: {_unidentified(lines, meta)}")
     return {
         "key": found.key,
         "publisher": found.publisher,
         "code": found.code,
         "display": found.display,
         "edition": found.edition,
-        "title": title[:300],
+        "title": (title or found.display)[:300],
         "pages": doc.page_count,
     }
+
+
+def _unidentified(lines: list[_Line], meta: dict[str, str]) -> str:
+    """One line: what was read, and how to name the document instead."""
+    shown = sorted((ln for ln in lines if not ln.margin and not ln.stamp), key=lambda ln: -ln.size)
+    largest = list(dict.fromkeys(ln.text[:60] for ln in shown))[:3]
+    heads = list(dict.fromkeys(ln.text[:60] for ln in lines if ln.margin and not ln.stamp))[:3]
+    return (
+        "cannot tell which code this is: no designation (such as 'EN 1991-1-3' or 'IS 875 (Part 3)') on the "
+        f"title page, in the running headers or in the metadata (largest title-page lines: {largest}; "
+        f"headers/footers: {heads}; metadata title: {meta.get('title', '')!r}, author: {meta.get('author', '')!r}); "
+        "pass it as printed, e.g. --code 'IS 875 (Part 3):2015' (and --publisher BIS if it is not inferred)"
+    )
 
 
 def doc_id_of(doc: dict[str, Any]) -> DocId:
@@ -145,16 +442,24 @@ def check_document(state: IngestState, runtime: Runtime[IngestContext]) -> dict[
     doc["sha256"] = sha256_of(path)
     stores = system.stores
     visible = stores.manifest(doc["key"])
+    warnings: list[str] = []
     if visible and not state.get("overwrite"):
         if visible.get("sha256") == doc["sha256"]:
-            return {
-                "doc": doc,
-                "doc_key": doc["key"],
-                "status": "skipped",
-                "started": started,
-                "summary": {"reason": "same file already ingested (use --overwrite to replace)"},
-                "warnings": [],
-            }
+            missing = stores.missing_files(doc["key"], visible)  # skip only a complete copy
+            if not missing:
+                return {
+                    "doc": doc,
+                    "doc_key": doc["key"],
+                    "status": "skipped",
+                    "started": started,
+                    "summary": {"reason": "same file already ingested (use --overwrite to replace)"},
+                    "warnings": [],
+                }
+            warnings.append(
+                f"the stored copy of {doc['display']} lacks {len(missing)} file(s) "
+                f"({', '.join(missing[:3])}{', ...' if len(missing) > 3 else ''}); ingesting it again"
+            )
+            return {"doc": doc, "doc_key": doc["key"], "status": "running", "started": started, "warnings": warnings}
         recorded = stores.read_json("documents.json", {}).get(doc["key"], {})
         if recorded.get("sha256") != doc["sha256"]:  # else: an interrupted ingest of this very file
             raise IngestError(
