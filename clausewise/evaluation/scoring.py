@@ -119,6 +119,33 @@ def passage_hits(item: dict[str, Any], passage: dict[str, Any]) -> bool:
 # ---------------------------------------------------------------------------
 
 
+READ_PASSAGES = (5, 10, 20)  # essential recall within the first K passages an engineer reads
+READ_CHARS = (10_000, 20_000)  # ... and within the first C characters of quoted text
+_LEADING_CODE = re.compile(r"^(?:(table|figure|fig\.?|expression|annex)\s*)?([a-z]{0,2}\.?\d+(?:\.\d+)*|[a-z])\b")
+
+
+def leading_code(value: Any) -> str | None:
+    """The clause or object code a reference or section starts with: "5.2(7)" -> "5.2",
+    "Table 5.1 NOTE" -> "table 5.1", "B3(3)" -> "b.3"; None when there is none."""
+    text = normalise_text(value).replace("_", " ").replace("fig.", "figure")
+    m = _LEADING_CODE.match(text)
+    if not m:
+        return None
+    kind = {"fig": "figure", "annex": ""}.get(m.group(1) or "", m.group(1) or "")
+    number = re.sub(r"^([a-z]+)\.?(\d)", r"\1.\2", m.group(2))
+    return f"{kind} {number}".strip()
+
+
+def cites_right(item: dict[str, Any], passage: dict[str, Any]) -> bool | None:
+    """Whether the passage is cited as the evidence's clause (or one containing it); None when the
+    evidence names no clause code."""
+    want = leading_code(item.get("ref"))
+    if want is None:
+        return None
+    have = leading_code(passage.get("section")) or ""
+    return bool(have) and (want == have or want.startswith(have + ".") or want.startswith(have + " "))
+
+
 def _evidence_label(item: dict[str, Any]) -> str:
     return f"{item.get('doc')} p{item.get('page')} {item.get('ref', '')}"
 
@@ -140,6 +167,26 @@ def score_answer(question: dict[str, Any], answer: dict[str, Any] | None) -> dic
     values = [v for v in question.get("must_values") or [] if isinstance(v, str)]
     value_hit = [normalise_text(v) in blob for v in values]
 
+    read: dict[str, int] = {f"essential_at_{k}": 0 for k in READ_PASSAGES}
+    read |= {f"essential_within_{c // 1000}k": 0 for c in READ_CHARS}
+    cited = [0, 0]
+    starts, chars = [], 0
+    for p in passages:
+        starts.append(chars)
+        chars += len(str(p.get("text") or ""))
+    for item in (e for e in evidence if e.get("essential", True)):
+        first = next((i for i, p in enumerate(passages) if passage_hits(item, p)), None)
+        if first is None:
+            continue
+        for k in READ_PASSAGES:
+            read[f"essential_at_{k}"] += first < k
+        for c in READ_CHARS:
+            read[f"essential_within_{c // 1000}k"] += starts[first] < c
+        verdicts = [cites_right(item, p) for p in passages if passage_hits(item, p)]
+        if verdicts[0] is not None:  # right when any passage that holds it is cited as its clause
+            cited[0] += any(verdicts)
+            cited[1] += 1
+
     trace: dict[str, Any] = answer["trace"] if isinstance(answer.get("trace"), dict) else {}
     elapsed = trace.get("elapsed_s")
     llm_calls = trace.get("llm_calls")
@@ -153,6 +200,11 @@ def score_answer(question: dict[str, Any], answer: dict[str, Any] | None) -> dic
         "value_hits": sum(value_hit),
         "value_total": len(values),
         "passages": len(passages),
+        "chars": chars,
+        "brief_chars": len(str(answer.get("answer_markdown") or "")),
+        **read,
+        "cited_right": cited[0],
+        "cited_total": cited[1],
         "missed": [_evidence_label(e) for e, h in zip(evidence, hit, strict=True) if not h],
         "missed_values": [v for v, h in zip(values, value_hit, strict=True) if not h],
         "elapsed_s": float(elapsed) if isinstance(elapsed, int | float) and not isinstance(elapsed, bool) else None,
@@ -184,7 +236,15 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "essential_recall": _ratio(rows, "essential_hits", "essential_total"),
         "all_recall": _ratio(rows, "all_hits", "all_total"),
         "value_hit_rate": _ratio(rows, "value_hits", "value_total"),
+        **{f"essential_recall_at_{k}": _ratio(rows, f"essential_at_{k}", "essential_total") for k in READ_PASSAGES},
+        **{
+            f"essential_recall_within_{c // 1000}k": _ratio(rows, f"essential_within_{c // 1000}k", "essential_total")
+            for c in READ_CHARS
+        },
+        "citations_right": _ratio(rows, "cited_right", "cited_total"),
         "passages_per_answer": statistics.median(r.get("passages", 0) for r in rows) if rows else 0,
+        "chars_per_answer": statistics.median(r.get("chars", 0) for r in rows) if rows else 0,
+        "brief_chars": statistics.median(r.get("brief_chars", 0) for r in rows) if rows else 0,
         "latency_p50": percentile(elapsed, 50),
         "latency_p95": percentile(elapsed, 95),
         "model_calls": statistics.fmean(calls) if calls else None,

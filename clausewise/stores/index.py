@@ -50,6 +50,9 @@ class VectorIndex(Protocol):
     def search(self, vector: np.ndarray, k: int = 10, offset: int = 0) -> list[Hit]:
         """The best chunks from rank ``offset`` on, best first."""
 
+    def similarity(self, vector: np.ndarray, keys: list[str]) -> dict[str, float]:
+        """For each section key, the best cosine similarity of its chunks (absent: no chunk found)."""
+
     def upsert_document(self, doc_key: str, chunks: list[dict[str, Any]], vectors: np.ndarray) -> None:
         """Replace the document's vectors (old ones removed first)."""
 
@@ -94,6 +97,20 @@ class LocalVectorIndex:
 
     def delete_document(self, doc_key: str) -> None:
         """Nothing to do: deleting the document's generations deletes its vectors."""
+
+    def similarity(self, vector: np.ndarray, keys: list[str]) -> dict[str, float]:
+        wanted = set(keys)
+        with self._lock:
+            self._refresh()
+            if not self._chunks or not wanted:
+                return {}
+            rows = [i for i, c in enumerate(self._chunks) if c["key"] in wanted]
+            scores = self._matrix[rows] @ vector.astype(np.float32)
+        best: dict[str, float] = {}
+        for i, score in zip(rows, scores, strict=True):
+            key = self._chunks[i]["key"]
+            best[key] = max(best.get(key, -1.0), float(score))
+        return best
 
     def search(self, vector: np.ndarray, k: int = 10, offset: int = 0) -> list[Hit]:
         """Chunks ranked offset..offset+k by cosine similarity (vectors are normalised)."""

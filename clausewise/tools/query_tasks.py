@@ -73,15 +73,28 @@ class Terms:
         return [t for t, _ in sorted(self.weights.items(), key=lambda kv: -kv[1])[:n]]
 
 
-class Vocabulary:
-    """Document frequencies of stems over every visible section (IDF), built once per store state."""
+def section_frequencies(sections: list[Section]) -> dict[str, Any]:
+    """How many sections there are and in how many each stem occurs (computed at ingest per document)."""
+    df: Counter[str] = Counter()
+    for s in sections:
+        df.update(set(tokens(s["text"])))
+    return {"sections": len(sections), "df": dict(df)}
 
-    def __init__(self, sections: list[Section]):
-        self.n = max(1, len(sections))
+
+class Vocabulary:
+    """Document frequencies of stems over every visible section (IDF): the sum of each document's
+    frequencies, which ingestion stores with the document."""
+
+    def __init__(self, frequencies: list[dict[str, Any]]):
+        self.n = max(1, sum(f["sections"] for f in frequencies))
         df: Counter[str] = Counter()
-        for s in sections:
-            df.update(set(tokens(s["text"])))
+        for f in frequencies:
+            df.update(f["df"])
         self.df = df
+
+    @classmethod
+    def of_sections(cls, sections: list[Section]) -> Vocabulary:
+        return cls([section_frequencies(sections)])
 
     def idf(self, term: str) -> float:
         parts = term.split()
@@ -230,6 +243,26 @@ def find_conflicts(
     return conflicts + recorded_conflicts(kv, passages)
 
 
+SUMMARY_VALUES = 6
+_VALUE = re.compile(
+    r"\d+(?:[.,]\d+)?\s?(?:kN/m[23]?|kN|N/mm2|N/m[23]?|kg/m3|m/s|mm|m|°C|°|%|min|years?)(?![\w/])"
+    r"|[A-Za-zψμγα][\w,]{0,5}\s?=\s?[-+]?\d|recommended values? (?:is|are|of)",
+)
+_SENTENCE_END = re.compile(r"(?<=[.;:])\s+(?=[A-Z(])")
+
+
+def value_statements(text: str) -> list[str]:
+    """Sentences and table rows of ``text`` that state a value, white space collapsed."""
+    out = []
+    for line in text.split("\n"):
+        if line.startswith("|"):
+            pieces = [" | ".join(c.strip() for c in line.strip("|").split("|") if c.strip())]
+        else:
+            pieces = _SENTENCE_END.split(line)
+        out += [" ".join(x.split()) for x in pieces if _VALUE.search(x) and len(x.split()) >= 2]
+    return [x[:300] for x in out]
+
+
 class OfflineQueryTasks:
     """The deterministic reasoner: term rules over the text, no model, no network."""
 
@@ -308,15 +341,25 @@ class OfflineQueryTasks:
         return find_conflicts(passages, rules, kv)
 
     def summarise(self, question: str, passages: list[dict[str, Any]]) -> str:
+        """The key passages' sentences and table rows that state a value (a number with a unit, a
+        symbol = number, a recommended value) and share a word with the question, each with its clause;
+        no invented text."""
         if not passages:
             return ""
+        key = [p for p in passages if p.get("tier") == "key"] or passages[:10]
+        wanted = {stem(w) for w in _WORD.findall(question) if w.lower() not in STOPWORDS and len(w) > 2}
+        found: list[str] = []
+        for p in key:
+            for piece in value_statements(p["text"]):
+                if wanted & set(tokens(piece)) and len(found) < SUMMARY_VALUES:
+                    found.append(f"- {piece} ({p['document']} {p['section']}, p. {p['page']})")
         docs = Counter(p["document"] for p in passages)
-        direct = [p for p in passages if p["hop"] == 0]
-        lead = ", ".join(f"{p['document']} {p['section']}" for p in direct[:5])
-        return (
-            f"{len(passages)} passages from {', '.join(d for d, _ in docs.most_common(4))} bear on this question. "
-            f"Start with {lead}; the references they make were followed and are listed below."
+        lead = ", ".join(f"{p['document']} {p['section']}" for p in key[:6])
+        head = (
+            f"{len(passages)} passages from {', '.join(d for d, _ in docs.most_common(4))} bear on this question; "
+            f"read first: {lead}."
         )
+        return "\n".join([head, *(["", "Values stated in them:", *found] if found else [])])
 
 
 def _merge_spans(

@@ -20,7 +20,15 @@ from clausewise.nodes.query.deps import QueryDeps
 from clausewise.system import System
 
 CONTRACT = frozenset(QueryOutput.__annotations__)  # the answer contract: the graph's output schema
-DOC_TABLES = ("sections", "references", "precedence", "formulae", "objects", "chunks")  # one JSON file each
+DOC_TABLES = (
+    "sections",
+    "references",
+    "precedence",
+    "formulae",
+    "objects",
+    "chunks",
+    "vocabulary",
+)  # one JSON file each
 
 
 def minimal_output(schema: Any) -> Any:

@@ -16,6 +16,7 @@ from clausewise.kv import replace_document_terms
 from clausewise.nodes.ingest.deps import system_of
 from clausewise.references import doc_display, resolve_external
 from clausewise.stores import Stores, VectorIndex
+from clausewise.tools.query_tasks import section_frequencies
 
 
 def commit_document(
@@ -23,7 +24,16 @@ def commit_document(
 ) -> dict[str, Any]:
     """Write every store of one document; the manifest goes last, so a crash leaves nothing visible.
     The vector index gets the document's vectors (an index outside the stores, e.g. Pinecone, has the
-    old ones deleted first) before the manifest."""
+    old ones deleted first) before the manifest. All of it holds the document's guard: another ingest of
+    the same document commits wholly before or after, so neither removes the generation the other is
+    writing (the clean-up at the end removes every generation but the published one)."""
+    with stores.document_lock(state["doc"]["key"]):
+        return _commit_document(stores, state, crop_images, vector_index)
+
+
+def _commit_document(
+    stores: Stores, state: dict[str, Any], crop_images: bool, vector_index: VectorIndex
+) -> dict[str, Any]:
     doc = state["doc"]
     doc_key = doc["key"]
     sections: dict[str, dict[str, Any]] = state["sections"]
@@ -63,6 +73,7 @@ def commit_document(
     writer.put_json("formulae", formulae)
     writer.put_json("objects", objects)
     writer.put_json("chunks", {"chunks": state["chunks"]})
+    writer.put_json("vocabulary", section_frequencies(list(sections.values())))  # the query's IDF, precomputed
     writer.put_vectors(state["vectors"])
     vector_index.upsert_document(doc_key, state["chunks"], state["vectors"])
 

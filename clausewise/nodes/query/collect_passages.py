@@ -1,16 +1,41 @@
-"""collect-passages: the answer's passages, one per extract of every relevant section, with document,
-section, page and how each was reached; computed once, read by conflict-check and compose."""
+"""collect-passages: the answer's passages, one per relevant section, ranked by how much each bears on
+the question, computed once and read by conflict-check and compose.
+
+One ranking for the whole answer, whatever route found a section. A section's score fuses what is
+known about it: its best chunk's vector similarity to the question (or any sub-question), how much
+of the question's terms (and their kv equivalents) its extract covers, how much of the answer its
+document holds, and the kind of section (contents pages and cover matter last). Support from the
+reference graph then lifts a section that a better one cites (a table a relevant clause points to
+inherits most of that clause's score), and each passage's cited tables, figures and expressions
+follow it in reading order. The first passages, up to ``KEY_PASSAGES`` or ``KEY_CHARS`` of text,
+are the key tier; the next ones up to ``SUPPORTING_PASSAGES`` are supporting; the rest background.
+"""
 
 from __future__ import annotations
 
+import re
+from collections import Counter
 from typing import Any
 
 from langgraph.runtime import Runtime
 
 from clausewise.graph.state import QueryContext, QueryState
-from clausewise.nodes.query.deps import deps_of
+from clausewise.nodes.query.deps import QueryDeps, deps_of
+from clausewise.tools.query_tasks import score_text
 
-_VIA_ORDER = {"vector": 0, "keyword": 0, "reference": 1, "neighbour": 2}
+KEY_PASSAGES = 10
+KEY_CHARS = 10_000
+SUPPORTING_PASSAGES = 40
+GAP = "\n…\n"  # between two verbatim pieces of one section's text
+CITED_DECAY = 0.9  # a cited section keeps this share of its citing section's score, per hop
+MAX_FOLLOWERS = 1  # cited objects placed right after a passage (more crowd out the next clauses)
+COVERAGE_WEIGHT = 0.2
+DOCUMENT_WEIGHT = 0.2
+FRONT_PENALTY = 0.1
+CONTENTS_PENALTY = 1.0
+_OBJECTS = ("table", "figure", "expression")
+_LEADER = re.compile(r"(?:\.\s?){4,}|…{2,}")
+_ENDS_IN_PAGE = re.compile(r"\b\d{1,3}\s*$")
 
 
 def collect_passages(state: QueryState, runtime: Runtime[QueryContext]) -> dict[str, Any]:
@@ -18,26 +43,134 @@ def collect_passages(state: QueryState, runtime: Runtime[QueryContext]) -> dict[
     cands = state.get("candidates") or {}
     passages = []
     for key, parts in (state.get("extracts") or {}).items():
-        section = deps.section(key)
-        if not parts or section is None:
+        section = deps.section(key) if parts else None
+        if section is None:
             continue
+        spans = merge_spans([(p["start"], p["start"] + len(p["text"])) for p in parts])
+        pages = sorted({page for p in parts for page in p["pages"]})
         c = cands.get(key, {"via": "vector", "hop": 0, "from_key": None})
-        for part in parts:
-            passages.append(
-                {
-                    "key": key,
-                    "document": section["document"],
-                    "section": section["section"],
-                    "kind": section["kind"],
-                    "title": section.get("title"),
-                    "page": part["pages"][0],
-                    "pages": part["pages"],
-                    "text": part["text"],
-                    "hop": c["hop"],
-                    "via": c["via"],
-                    "from_key": c.get("from_key"),
-                    "score": part["score"],
-                }
-            )
-    passages.sort(key=lambda p: (p["hop"], _VIA_ORDER.get(p["via"], 3), -p["score"], p["document"], p["page"]))
-    return {"passages": passages}
+        passages.append(
+            {
+                "key": key,
+                "document": section["document"],
+                "section": section["section"],
+                "kind": section["kind"],
+                "title": section.get("title"),
+                "page": pages[0],
+                "pages": pages,
+                "text": GAP.join(section["text"][a:b].strip() for a, b in spans),
+                "spans": [list(s) for s in spans],
+                "hop": c["hop"],
+                "via": c["via"],
+                "from_key": c.get("from_key"),
+                "score": max(p["score"] for p in parts),
+            }
+        )
+    return {"passages": rank(deps, state, passages)}
+
+
+def merge_spans(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Extract spans of one section in text order, overlapping or contained ones merged."""
+    merged: list[list[int]] = []
+    for a, b in sorted(spans):
+        if merged and a <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], b)
+        else:
+            merged.append([a, b])
+    return [(a, b) for a, b in merged]
+
+
+def contents_like(passage: dict[str, Any]) -> bool:
+    """A contents page, or a fragment of one (dot leaders, lines ending in page numbers)."""
+    if passage["kind"] == "contents":
+        return True
+    lines = [ln for ln in passage["text"].split("\n") if ln.strip()]
+    if len(lines) < 3:
+        return False
+    numbered = sum(1 for ln in lines if _ENDS_IN_PAGE.search(ln)) / len(lines)
+    return numbered > 0.5 or (numbered > 0.3 and _LEADER.search(passage["text"]) is not None)
+
+
+def rank(deps: QueryDeps, state: QueryState, passages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The passages in reading order, each with its ``rank`` (1-based), ``tier`` and fused ``score``."""
+    if not passages:
+        return []
+    keys = [p["key"] for p in passages]
+    question = state["search_question"]
+    similarity: dict[str, float] = {}
+    for query in dict.fromkeys([question, *(state.get("sub_questions") or [])]):
+        for key, score in deps.vector_index.similarity(deps.query_vector(query), keys).items():
+            similarity[key] = max(similarity.get(key, -1.0), score)
+    terms = deps.terms(question)
+    total = sum(terms.weights.values()) or 1.0
+    by_similarity = sorted(passages, key=lambda p: -similarity.get(p["key"], 0.0))[:15]
+    share = {d: n / len(by_similarity) for d, n in Counter(p["document"] for p in by_similarity).items()}
+    score: dict[str, float] = {}
+    for p in passages:
+        coverage = score_text(f"{p.get('title') or ''}\n{p['text']}", terms) / total
+        s = similarity.get(p["key"], 0.0) + COVERAGE_WEIGHT * coverage + DOCUMENT_WEIGHT * share.get(p["document"], 0)
+        if contents_like(p):
+            s -= CONTENTS_PENALTY
+        elif p["kind"] == "front":
+            s -= FRONT_PENALTY
+        score[p["key"]] = s
+    cites = {p["key"]: _cited(deps, p["key"], set(keys)) for p in passages}
+    for _ in range(3):  # support from the reference graph, to the 3rd order
+        lifted = dict(score)
+        for key, targets in cites.items():
+            for target in targets:
+                lifted[target] = max(lifted[target], score[key] * CITED_DECAY)
+        score = lifted
+    by_key = {p["key"]: p for p in passages}
+    ordered: list[dict[str, Any]] = []
+    placed: set[str] = set()
+    for p in sorted(passages, key=lambda p: (-score[p["key"]], p["key"])):
+        if p["key"] in placed:
+            continue
+        placed.add(p["key"])
+        ordered.append(p)
+        # The tables, figures and expressions it names follow it, when their standing comes from it.
+        followers = [
+            t
+            for t in _cited_in_text(deps, p, cites[p["key"]])
+            if t not in placed and by_key[t]["kind"] in _OBJECTS and score[t] <= score[p["key"]] * CITED_DECAY + 1e-9
+        ]
+        for target in followers[:MAX_FOLLOWERS]:
+            placed.add(target)
+            ordered.append(by_key[target])
+    chars = 0
+    for i, p in enumerate(ordered):
+        background = contents_like(p)
+        if i < KEY_PASSAGES and chars < KEY_CHARS and not background:
+            p["tier"] = "key"
+        elif i < SUPPORTING_PASSAGES and not background:
+            p["tier"] = "supporting"
+        else:
+            p["tier"] = "background"
+        chars += len(p["text"])
+        p["rank"] = i + 1
+        p["score"] = round(score[p["key"]], 4)
+    return ordered
+
+
+def _references(deps: QueryDeps, key: str) -> list[dict[str, Any]]:
+    try:
+        return deps.stores.lookup("references", key) or []
+    except KeyError:
+        return []
+
+
+def _cited(deps: QueryDeps, key: str, among: set[str]) -> list[str]:
+    """Sections of the answer that ``key`` cites."""
+    return list(dict.fromkeys(r["target"] for r in _references(deps, key) if r.get("target") in among - {key}))
+
+
+def _cited_in_text(deps: QueryDeps, passage: dict[str, Any], cited: list[str]) -> list[str]:
+    """Of ``cited``, those named inside the passage's own extract, in the order they are named."""
+    spans = passage["spans"]
+    named = [
+        (r["span"][0], r["target"])
+        for r in _references(deps, passage["key"])
+        if r.get("target") in cited and r.get("span") and any(a <= r["span"][0] < b for a, b in spans)
+    ]
+    return list(dict.fromkeys(t for _, t in sorted(named)))

@@ -12,9 +12,14 @@ from langgraph.runtime import Runtime
 
 from clausewise.graph.state import QueryContext, QueryState
 from clausewise.nodes.query.deps import QueryDeps, deps_of
+from clausewise.references import doc_display
 from clausewise.tools.parallel import map_ordered
 
-MARKDOWN_QUOTES = 40  # quotes per part of the brief; every passage stays in the contract's list
+MARKDOWN_QUOTE_CHARS = 7_000  # quoted text of the key passages in the brief (the JSON has all of it)
+MARKDOWN_PASSAGE_CHARS = 1_500  # longest quote of one passage in the brief
+MARKDOWN_FIGURES = 8  # figures and tables listed with their files in the brief
+MARKDOWN_UNRESOLVED = 12  # documents not ingested, listed in the brief
+MARKDOWN_RULES = 12  # precedence rules of the quoted passages in the brief
 
 
 def compose(state: QueryState, runtime: Runtime[QueryContext]) -> dict[str, Any]:
@@ -57,7 +62,7 @@ def compose(state: QueryState, runtime: Runtime[QueryContext]) -> dict[str, Any]
         image.pop("kind")
         image.pop("png")
     summary = deps.tasks.summarise(state["search_question"], passages)
-    markdown = render_markdown(state, passages, images, summary)
+    markdown = render_markdown(state, passages, images, summary, deps.system.local_path)
     trace = {
         **usage_since(deps, state),
         "widenings": state.get("widenings", 0),
@@ -67,9 +72,6 @@ def compose(state: QueryState, runtime: Runtime[QueryContext]) -> dict[str, Any]
         "notes": state.get("notes", []),
         "rejected_references": state.get("rejected_references") or [],
     }
-    for p in passages:
-        p.pop("score", None)
-        p.pop("title", None)
     return {
         "passages": passages,
         "images": images,
@@ -92,8 +94,15 @@ def usage_since(deps: QueryDeps, state: QueryState) -> dict[str, Any]:
 
 
 def render_markdown(
-    state: QueryState, passages: list[dict[str, Any]], images: list[dict[str, Any]], summary: str
+    state: QueryState,
+    passages: list[dict[str, Any]],
+    images: list[dict[str, Any]],
+    summary: str,
+    local_path: Any = None,
 ) -> str:
+    """The engineer's brief: the question, a short summary, the key passages quoted, one compact table of
+    the rest, figures with their files, and the precedence rules and conflicts of the quoted passages.
+    Every passage, quoted here or not, is in the JSON answer."""
     q = state["search_question"]
     lines = [f"## {q}", ""]
     for note in state.get("notes") or []:
@@ -106,54 +115,98 @@ def render_markdown(
             "*density of concrete*), the code part if you know it (*EN 1991-1-3*), or a symbol (*sk*, *Ce*).",
         ]
         return "\n".join(lines)
-    lines += ["### Summary", summary, "", "### Findings"]
-    direct = [p for p in passages if p["hop"] == 0]
-    for p in direct[:MARKDOWN_QUOTES]:
-        lines += _passage_md(p)
-    referenced = [p for p in passages if p["hop"] > 0]
-    if referenced:
-        lines += ["", "### Followed references"]
-        for p in referenced[:MARKDOWN_QUOTES]:
-            lines += _passage_md(p, via=f"{p['via']} from {p['from_key']} (order {p['hop'] + 1})")
-    rest = direct[MARKDOWN_QUOTES:] + referenced[MARKDOWN_QUOTES:]
-    if rest:
-        lines += ["", f"### {len(rest)} more passages (quoted in full in the JSON answer)"]
-        lines.append(", ".join(dict.fromkeys(f"{p['document']} {p['section']} (p. {p['page']})" for p in rest)))
-    if images:
+    key = [p for p in passages if p.get("tier") == "key"] or passages[:1]
+    rest = [p for p in passages if p not in key]
+    lines += ["### Summary", summary, "", f"### Key passages ({len(key)} of {len(passages)})"]
+    budget = MARKDOWN_QUOTE_CHARS
+    for p in key:
+        lines += _passage_md(p, min(MARKDOWN_PASSAGE_CHARS, max(budget, 300)))
+        budget -= len(p["text"])
+    quoted = {p["key"] for p in key}
+    shown = [img for img in images if img["id"] in quoted or len(images) <= MARKDOWN_FIGURES]
+    if shown:
         lines += ["", "### Figures and tables"]
-        for img in images:
-            lines.append(
-                f"![{img.get('caption') or img['id']}]({img['path']})  \n*{img.get('caption') or img['id']}*, "
-                f"page {img['page']}"
-            )
+        for img in shown[:MARKDOWN_FIGURES]:
+            label = img.get("caption") or img["id"]
+            where = local_path(img["path"]) if local_path else img["path"]
+            link = f"file://{where}" if where.startswith("/") else where
+            lines.append(f"- **{label}** (page {img['page']}): [{where}]({link})")
             if img.get("description"):  # model mode: what the figure shows that bears on the question
-                lines.append(f"> {img['description']}")
-    if state.get("precedence"):
-        lines += ["", "### Precedence"]
-        for r in state["precedence"][:40]:
+                lines.append(f"  > {img['description']}")
+    rules = [r for r in state.get("precedence") or [] if r["key"] in quoted]
+    if rules:
+        lines += ["", "### Precedence (quoted passages)"]
+        for r in _unique_rules(rules)[:MARKDOWN_RULES]:
             lines.append(f"- **{r['key']}**: {r['rule']} (from {r['source_key']})")
-    if state.get("conflicts"):
+    conflicts = [c for c in state.get("conflicts") or [] if quoted & set(c.get("passages") or [])]
+    if conflicts:
         lines += ["", "### Conflicts (highlighted, not resolved)"]
-        for c in state["conflicts"]:
+        for c in conflicts:
             lines.append(f"- **{c['topic']}**: {c['note']}")
-    if state.get("unresolved_references"):
-        lines += ["", "### Unresolved references"]
-        for r in state["unresolved_references"][:40]:
-            lines.append(f"- {r['ref']} (from {r['from_key']}): {r['reason']}")
+    if rest:
+        lines += _rest_table(rest)
+    unresolved = state.get("unresolved_references") or []
+    if unresolved:
+        lines += ["", f"### Unresolved references ({len(unresolved)})"]
+        missing: dict[str, list[str]] = defaultdict(list)
+        for r in unresolved:
+            if r.get("document"):
+                missing[doc_display(r["document"])].append(r["from_key"])
+        for doc, sources in list(missing.items())[:MARKDOWN_UNRESOLVED]:
+            more = f", +{len(sources) - 1} more" if len(sources) > 1 else ""
+            lines.append(f"- {doc} (from {sources[0]}{more}): not ingested")
+        not_found = sum(1 for r in unresolved if not r.get("document"))
+        if not_found:
+            lines.append(f"- {not_found} reference(s) whose target was not found in its document (see the JSON)")
     if state.get("unfollowed_references"):
-        lines += ["", "### References listed, not followed (beyond the 3rd order)"]
-        for r in state["unfollowed_references"][:40]:
-            lines.append(f"- {r['ref']} -> {r['target']} (from {r['from_key']})")
+        n = len(state["unfollowed_references"])
+        lines += ["", "### References listed, not followed (beyond the 3rd order)", f"{n}, in the JSON answer."]
     lines += ["", "### Sources"]
     for doc, pages in _sources(passages).items():
         lines.append(f"- {doc}: pages {', '.join(map(str, pages))}")
     return "\n".join(lines)
 
 
-def _passage_md(p: dict[str, Any], via: str | None = None) -> list[str]:
+def _rest_table(rest: list[dict[str, Any]]) -> list[str]:
+    """Supporting passages as one row each; background ones counted by document."""
+    supporting = [p for p in rest if p.get("tier") == "supporting"]
+    background = [p for p in rest if p.get("tier") != "supporting"]
+    lines = ["", f"### Also relevant ({len(rest)} more passages, quoted in full in the JSON answer)"]
+    if supporting:
+        lines += ["", "| # | document | section | title | page |", "|---|---|---|---|---|"]
+        for p in supporting:
+            title = " ".join((p.get("title") or "").split())[:70].replace("|", "/")
+            lines.append(f"| {p.get('rank', '')} | {p['document']} | {p['section']} | {title} | {p['page']} |")
+    if background:
+        by_doc: dict[str, int] = defaultdict(int)
+        for p in background:
+            by_doc[p["document"]] += 1
+        lines += ["", "Background: " + ", ".join(f"{d} ({n})" for d, n in sorted(by_doc.items()))]
+    return lines
+
+
+def _unique_rules(rules: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    seen, out = set(), []
+    for r in rules:
+        if (r["key"], r["rule"]) not in seen:
+            seen.add((r["key"], r["rule"]))
+            out.append(r)
+    return out
+
+
+def _passage_md(p: dict[str, Any], limit: int) -> list[str]:
+    """A passage quoted, cut at a line end after ``limit`` characters (the JSON answer has it whole)."""
     head = f"**{p['document']} {p['section']}**" + (f" {p['title']}" if p.get("title") else "")
-    head += f" (page {', '.join(map(str, p['pages']))})" + (f" via {via}" if via else "")
-    lines = p["text"].split("\n")
+    head += f" (page {', '.join(map(str, p['pages']))})"
+    if p.get("hop"):
+        head += f" via {p['via']} from {p['from_key']}"
+    lines, size = [], 0
+    for line in p["text"].split("\n"):
+        if size >= limit:
+            lines.append(f"[... {len(p['text']) - size} more characters of {p['key']} in the JSON answer]")
+            break
+        lines.append(line)
+        size += len(line) + 1
     if any(ln.startswith("|") for ln in lines):  # a table: caption as a quote, rows as a markdown table
         rows = [ln for ln in lines if ln.startswith("|")]
         body = "\n".join(["> " + ln + "  " for ln in lines if not ln.startswith("|")] + [""] + rows)

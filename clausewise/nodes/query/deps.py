@@ -14,7 +14,14 @@ from clausewise.stores import KeywordIndex, Stores, VectorIndex
 from clausewise.stores.index import check_embedding_model
 from clausewise.system import System
 from clausewise.tools.models import Embedder
-from clausewise.tools.query_tasks import OfflineQueryTasks, QueryTasks, Terms, Vocabulary, question_terms
+from clausewise.tools.query_tasks import (
+    OfflineQueryTasks,
+    QueryTasks,
+    Terms,
+    Vocabulary,
+    question_terms,
+    section_frequencies,
+)
 
 
 @dataclass
@@ -59,8 +66,15 @@ class QueryDeps:
         signature = self.signature()
         with self._lock:
             if self._vocab is None or self._vocab[0] != signature:
-                self._vocab = (signature, Vocabulary([s for _, s in self.stores.iter_sections()]))
+                self._vocab = (signature, Vocabulary([self._frequencies(doc) for doc in signature_docs(signature)]))
             return self._vocab[1]
+
+    def _frequencies(self, doc_key: str) -> dict[str, Any]:
+        """The document's stem frequencies, stored at ingest (computed here for an older store)."""
+        stored = self.stores.doc_table(doc_key, "vocabulary")
+        if stored:
+            return stored
+        return section_frequencies(list(self.stores.doc_table(doc_key, "sections").values()))
 
     def terms(self, question: str) -> Terms:
         return question_terms(question, self.vocabulary(), self.stores.kv())
@@ -77,6 +91,10 @@ class QueryDeps:
             return self.stores.lookup("sections", key)
         except KeyError:
             return None
+
+
+def signature_docs(signature: str) -> list[str]:
+    return [part.split("=", 1)[0] for part in signature.split(";") if part]
 
 
 def deps_of(runtime: Runtime[Any]) -> QueryDeps:
