@@ -11,6 +11,9 @@ are laid out on top of it by :class:`Stores`, identically for every backend:
     docs/<DOCKEY>/<generation>/vectors.npy, objects/<KEY>.png
 
 A re-ingest writes a new generation and then swaps the manifest, so readers never see half a document.
+Writing a generation, publishing it and removing other generations happen under the document's guard
+(:meth:`Stores.document_lock`: a lock file on a local store, a lease object ``docs/<DOC>/lock.json`` in
+a bucket), so two ingests of one document cannot remove each other's generation half-way.
 """
 
 from __future__ import annotations
@@ -18,9 +21,14 @@ from __future__ import annotations
 import builtins
 import io
 import json
+import logging
+import os
+import socket
+import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -28,6 +36,8 @@ import numpy as np
 
 from clausewise.keys import is_safe_key, split_key
 from clausewise.kv import remove_kv_sources
+
+DOC_TABLES = ("sections", "references", "precedence", "formulae", "objects", "chunks")  # one JSON file each
 
 
 class StoreError(RuntimeError):
@@ -59,12 +69,121 @@ class Blobs(Protocol):
 
     def describe(self) -> str: ...
 
+    def lock(self, path: str, timeout_s: float = ...) -> AbstractContextManager[None]:
+        """Hold the lock named ``path`` (waiting up to ``timeout_s``, then :class:`StoreError`); a holder
+        that dies releases it (at once for a lock file, when its lease expires for a bucket)."""
+
     @property
     def local_root(self) -> Path | None:
         """The directory the store lives in, when it is local (None for a bucket)."""
 
 
 SHARED_RETRIES = 50
+LOCK_TIMEOUT_S = 600.0  # longest wait for a document's guard (another ingest's commit, a delete)
+LEASE_TTL_S = 120.0  # a lease not renewed for this long is taken over (its holder died)
+
+log = logging.getLogger(__name__)
+
+
+def _lease_owner(data: bytes) -> str | None:
+    try:
+        owner = json.loads(data).get("owner")
+    except (ValueError, AttributeError):
+        return None
+    return owner if isinstance(owner, str) else None
+
+
+class Lease:
+    """A lock over any :class:`Blobs` built from conditional writes: the holder creates ``path`` with
+    If-None-Match (or replaces an expired lease with If-Match on its ETag), renews it
+    every ``ttl_s / 3`` from a background thread, and releases it by deleting it after checking it is
+    still its own (it can only have been taken over after ``ttl_s`` without renewal). Expiry uses the
+    clocks of the machines involved: keep ``ttl_s`` well above their skew."""
+
+    def __init__(self, blobs: Blobs, path: str, ttl_s: float = LEASE_TTL_S, poll_s: float = 0.2):
+        self.blobs, self.path, self.ttl_s, self.poll_s = blobs, path, ttl_s, poll_s
+        self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        self._etag: str | None = None
+        self._guard = threading.Lock()
+        self._stop = threading.Event()
+        self._renewer: threading.Thread | None = None
+        self.lost = False
+
+    def _body(self) -> bytes:
+        return _dumps({"owner": self.owner, "expires_at": time.time() + self.ttl_s})
+
+    def try_acquire(self) -> bool:
+        got = self.blobs.read(self.path)
+        if got is None:
+            ok = self.blobs.write_if(self.path, self._body(), None)
+        else:
+            try:
+                free = float(json.loads(got[0]).get("expires_at", 0)) < time.time()
+            except (ValueError, TypeError, AttributeError):
+                free = True  # a torn or foreign lease object: take it over
+            ok = free and self.blobs.write_if(self.path, self._body(), got[1])
+        if ok:
+            got = self.blobs.read(self.path)
+            if got is None or _lease_owner(got[0]) != self.owner:
+                return False
+            self._etag = got[1]
+        return ok
+
+    def acquire(self, timeout_s: float) -> None:
+        deadline = time.monotonic() + timeout_s
+        while not self.try_acquire():
+            if time.monotonic() >= deadline:
+                raise StoreError(
+                    f"{self.path} is held by another writer (waited {timeout_s:.0f} s); try again later"
+                )
+            time.sleep(self.poll_s)
+        self._stop.clear()
+        self._renewer = threading.Thread(target=self._renew_loop, name=f"lease {self.path}", daemon=True)
+        self._renewer.start()
+
+    def _renew_loop(self) -> None:
+        while not self._stop.wait(self.ttl_s / 3):
+            if not self.renew():
+                return
+
+    def renew(self) -> bool:
+        with self._guard:
+            if self._etag is None or self.lost:
+                return False
+            try:
+                ok = self.blobs.write_if(self.path, self._body(), self._etag)
+                got = self.blobs.read(self.path) if ok else None
+            except StoreError as exc:  # a blip: the lease has ttl_s to be renewed by the next try
+                log.warning("cannot renew %s: %s", self.path, exc)
+                return True
+            if got is None or _lease_owner(got[0]) != self.owner:
+                self.lost = True
+                log.error("lease %s was taken over by another writer", self.path)
+                return False
+            self._etag = got[1]
+            return True
+
+    def release(self) -> None:
+        self._stop.set()
+        if self._renewer is not None:
+            self._renewer.join(timeout=30)
+        with self._guard:
+            if self._etag is not None and not self.lost:
+                try:
+                    got = self.blobs.read(self.path)
+                    if got is not None and _lease_owner(got[0]) == self.owner:
+                        self.blobs.delete(self.path)
+                except StoreError as exc:  # it expires by itself
+                    log.warning("cannot release %s: %s", self.path, exc)
+            self._etag = None
+
+    @contextmanager
+    def held(self, timeout_s: float = LOCK_TIMEOUT_S) -> Iterator[None]:
+        self.acquire(timeout_s)
+        try:
+            yield
+        finally:
+            self.release()
 
 
 def _dumps(obj: Any) -> bytes:
@@ -119,6 +238,19 @@ class Stores:
     def update_documents(self, change: Callable[[dict[str, Any]], dict[str, Any]]) -> dict[str, Any]:
         return self.update_json("documents.json", {}, change)
 
+    def list_as_ingested(self, doc_key: str) -> None:
+        """Make sure the master list has ``doc_key`` as ingested (a commit wrote its full entry already;
+        this only writes for a generation published on its own)."""
+        if self.read_json("documents.json", {}).get(doc_key, {}).get("status") == "ingested":
+            return
+
+        def mark(docs: dict[str, Any]) -> dict[str, Any]:
+            entry = docs.setdefault(doc_key, {"key": doc_key, "referenced_by": []})
+            entry["status"] = "ingested"
+            return docs
+
+        self.update_documents(mark)
+
     def kv(self) -> dict[str, Any]:
         """Terms, less those of a document whose ingest did not reach its manifest."""
         kv: dict[str, Any] = self.read_json("kv.json", {})
@@ -136,15 +268,42 @@ class Stores:
         return None if got is None else _loads(got[0], f"docs/{doc_key}/manifest.json")
 
     def visible_documents(self) -> dict[str, dict[str, Any]]:
-        """doc key -> manifest, for every document whose manifest is written."""
+        """doc key -> manifest, for every document whose manifest is written.
+
+        Read from the master list and the manifests it names (no listing of the store): a commit writes
+        the master list's entry before the manifest, a delete removes the manifest first, so every
+        manifest has its entry; a document deleted or overwritten meanwhile is seen in its old or its
+        new state."""
         out = {}
-        for path in self.blobs.list("docs/"):
-            parts = path.split("/")
-            if len(parts) == 3 and parts[2] == "manifest.json":
-                manifest = self.manifest(parts[1])
-                if manifest is not None:
-                    out[parts[1]] = manifest
+        for doc_key, entry in self.read_json("documents.json", {}).items():
+            if entry.get("status") != "ingested" or not is_safe_key(doc_key):
+                continue
+            manifest = self.manifest(doc_key)
+            if manifest is not None:
+                out[doc_key] = manifest
         return out
+
+    def missing_files(self, doc_key: str, manifest: dict[str, Any] | None = None) -> list[str]:
+        """The files of the visible generation (as the manifest names them, relative to the generation)
+        that are not in the store; [] for a complete document (or none). A manifest written before
+        manifests listed their files names the tables, the vectors and the objects' images."""
+        manifest = manifest if manifest is not None else self.manifest(doc_key)
+        if manifest is None:
+            return []
+        prefix = f"docs/{doc_key}/{manifest['generation']}/"
+        names = manifest.get("files")
+        if names is None:
+            names = [f"{t}.json" for t in DOC_TABLES] + ["vectors.npy"]
+            got = self.blobs.read(prefix + "objects.json")
+            objects = _loads(got[0], prefix + "objects.json") if got else {}
+            names += [o["image"][len(prefix) :] for o in objects.values() if (o.get("image") or "").startswith(prefix)]
+        present = {p[len(prefix) :] for p in self.blobs.list(prefix)}
+        return [name for name in names if name not in present]
+
+    def document_lock(self, doc_key: str, timeout_s: float = LOCK_TIMEOUT_S) -> AbstractContextManager[None]:
+        """The document's guard: held while a generation is written and published, while generations
+        are cleaned up and while the document is deleted."""
+        return self.blobs.lock(f"docs/{doc_key}/lock.json", timeout_s)
 
     def new_generation(self, doc_key: str) -> GenerationWriter:
         return GenerationWriter(self, doc_key, time.strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:8])
@@ -163,6 +322,8 @@ class Stores:
             got = self.blobs.read(path)
             if got is None and self.manifest(doc_key) != manifest:
                 continue  # overtaken by a newer generation: read that one
+            for stale in [k for k in self._doc_cache if k[0] == doc_key and k[1] != manifest["generation"]]:
+                self._doc_cache.pop(stale, None)  # a replaced generation is never read again
             self._doc_cache[cache_key] = {} if got is None else _loads(got[0], path)
             return self._doc_cache[cache_key]  # type: ignore[no-any-return]
         raise StoreError(f"{doc_key} keeps changing under this reader; try again")
@@ -194,10 +355,19 @@ class Stores:
             yield from self.doc_table(doc_key, "sections").items()
 
     def delete_document(self, doc_key: str) -> bool:
-        """Hide the document (manifest first), then remove its generations, entry and kv values."""
+        """Hide the document (manifest first), then remove its generations, entry and kv values; under
+        the document's guard, so an ingest of it commits wholly before or after."""
+        with self.document_lock(doc_key):
+            return self._delete_document(doc_key)
+
+    def _delete_document(self, doc_key: str) -> bool:
         existed = self.manifest(doc_key) is not None
         self.blobs.delete(f"docs/{doc_key}/manifest.json")
-        self.blobs.delete_prefix(f"docs/{doc_key}/")
+        for generation in self._generations(doc_key):
+            self.blobs.delete_prefix(f"docs/{doc_key}/{generation}/")
+        for path in self.blobs.list(f"docs/{doc_key}/"):  # anything else, but not the guard being held
+            if path != f"docs/{doc_key}/lock.json":
+                self.blobs.delete(path)
 
         def drop(docs: dict[str, Any]) -> dict[str, Any]:
             for other in docs.values():  # its sections no longer refer to anything
@@ -211,40 +381,53 @@ class Stores:
         self.update_kv(lambda kv: remove_kv_sources(kv, doc_key))
         return existed
 
+    def _generations(self, doc_key: str) -> set[str]:
+        generations = {p.split("/")[2] for p in self.blobs.list(f"docs/{doc_key}/") if p.count("/") > 2}
+        return generations | set(self.blobs.list_dirs(f"docs/{doc_key}/"))
+
     def garbage_collect(self, doc_key: str) -> None:
-        """Remove generations that no manifest points to (left by a killed ingest)."""
+        """Remove generations that no manifest points to (left by a killed ingest). Call it holding
+        :meth:`document_lock`: unguarded, it would remove a generation another ingest is writing."""
         manifest = self.manifest(doc_key)
         keep = manifest["generation"] if manifest else None
-        generations = {p.split("/")[2] for p in self.blobs.list(f"docs/{doc_key}/") if p.count("/") > 2}
-        generations |= set(self.blobs.list_dirs(f"docs/{doc_key}/"))
-        for generation in generations - {keep}:
+        for generation in self._generations(doc_key) - {keep}:
             self.blobs.delete_prefix(f"docs/{doc_key}/{generation}/")
 
 
 class GenerationWriter:
-    """Writes one generation of a document; :meth:`publish` writes the manifest last."""
+    """Writes one generation of a document; :meth:`publish` writes the manifest last, naming every
+    file written (``files``, relative to the generation), so a reader can tell a complete document.
+    Write and publish holding the document's guard (:meth:`Stores.document_lock`)."""
 
     def __init__(self, stores: Stores, doc_key: str, generation: str):
         self.stores, self.doc_key, self.generation = stores, doc_key, generation
         self.prefix = f"docs/{doc_key}/{generation}"
+        self.files: list[str] = []
+
+    def _put(self, name: str, data: bytes) -> str:
+        path = f"{self.prefix}/{name}"
+        self.stores.blobs.write(path, data)
+        if name not in self.files:
+            self.files.append(name)
+        return path
 
     def put_json(self, table: str, value: Any) -> None:
-        self.stores.blobs.write(f"{self.prefix}/{table}.json", _dumps(value))
+        self._put(f"{table}.json", _dumps(value))
 
     def put_vectors(self, vectors: np.ndarray) -> None:
         buf = io.BytesIO()
         np.save(buf, vectors.astype(np.float32), allow_pickle=False)
-        self.stores.blobs.write(f"{self.prefix}/vectors.npy", buf.getvalue())
+        self._put("vectors.npy", buf.getvalue())
 
     def put_image(self, key: str, png: bytes) -> str:
-        path = f"{self.prefix}/objects/{key}.png"
-        self.stores.blobs.write(path, png)
-        return path
+        return self._put(f"objects/{key}.png", png)
 
     def publish(self, manifest: dict[str, Any]) -> None:
         old = self.stores.manifest(self.doc_key)
+        self.stores.list_as_ingested(self.doc_key)  # readers find manifests through the master list
         self.stores.blobs.write(
-            f"docs/{self.doc_key}/manifest.json", _dumps({**manifest, "generation": self.generation})
+            f"docs/{self.doc_key}/manifest.json",
+            _dumps({**manifest, "generation": self.generation, "files": sorted(self.files)}),
         )
         if old is not None and old.get("generation") != self.generation:
             self.stores.blobs.delete_prefix(f"docs/{self.doc_key}/{old['generation']}/")

@@ -10,9 +10,11 @@ mode; what is left after the retries becomes a :class:`StoreError` that says wha
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
-from clausewise.stores.base import StoreError
+from clausewise.stores.base import LEASE_TTL_S, LOCK_TIMEOUT_S, Lease, StoreError
 
 _CREDENTIAL_CODES = {
     "InvalidAccessKeyId",
@@ -58,11 +60,12 @@ class R2Blobs:
         connect_timeout: float = 5,
         read_timeout: float = 30,
         region_name: str = "auto",
+        lease_ttl_s: float = LEASE_TTL_S,
     ):
         import boto3
         from botocore.config import Config
 
-        self.endpoint_url, self.bucket = endpoint_url, bucket
+        self.endpoint_url, self.bucket, self.lease_ttl_s = endpoint_url, bucket, lease_ttl_s
         prefix = prefix.strip("/")
         self.prefix = prefix + "/" if prefix else ""
         config = Config(
@@ -235,3 +238,10 @@ class R2Blobs:
 
     def list(self, prefix: str) -> list[str]:
         return sorted(key[len(self.prefix) :] for key in self._keys(prefix))
+
+    @contextmanager
+    def lock(self, path: str, timeout_s: float = LOCK_TIMEOUT_S) -> Iterator[None]:
+        """A lease object at ``path`` (conditional writes, renewed while held, taken over once expired:
+        a dead holder blocks for at most ``lease_ttl_s``)."""
+        with Lease(self, path, ttl_s=self.lease_ttl_s).held(timeout_s):
+            yield
