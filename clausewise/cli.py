@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import time
 from pathlib import Path
 from typing import Annotated, Any
@@ -26,7 +27,12 @@ StoreOpt = Annotated[
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")]
 
 
-def _system(store: Path | None) -> System:
+def _system(store: Path | None, *, create: bool = True) -> System:
+    """The system over ``store``; reading commands (``create=False``) leave no empty directory behind."""
+    if not create and store is None and System.default_store_missing():
+        _fail("no store here yet (./clausewise-data): ingest codes with `clausewise ingest path/to/*.pdf` first")
+    if not create and store is not None and not store.exists():
+        _fail(f"no store at {store}: ingest codes with `clausewise ingest path/to/*.pdf --store {store}` first")
     try:
         return System(store_dir=store)
     except StoreError as exc:
@@ -34,9 +40,42 @@ def _system(store: Path | None) -> System:
         raise  # unreachable
 
 
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def printable(text: str) -> str:
+    """Text with control characters (ANSI/OSC escapes in a file name, say) shown as escapes, not run."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
+def _error(message: str) -> None:
+    console.print(Text.assemble(("error: ", "red"), printable(message)), highlight=False, soft_wrap=True)
+
+
 def _fail(message: str, code: int = 1) -> None:
-    console.print(Text.assemble(("error: ", "red"), message), highlight=False, soft_wrap=True)
+    _error(message)
     raise typer.Exit(code)
+
+
+def _wide() -> bool:
+    """Tables only where they fit; narrow terminals and pipes (80 columns) get one line per row."""
+    return out.width >= 140
+
+
+def pdf_files(paths: list[Path]) -> tuple[list[Path], list[str]]:
+    """The files to ingest (a directory stands for the PDFs directly inside it), and an error line
+    for each directory that holds none."""
+    files: list[Path] = []
+    errors: list[str] = []
+    for path in paths:
+        if path.is_dir():
+            found = sorted(p for p in path.iterdir() if p.suffix.lower() == ".pdf" and p.is_file())
+            if not found:
+                errors.append(f"{path.name}: a directory with no .pdf file in it; name the files ({path}/*.pdf)")
+            files += found
+        else:
+            files.append(path)
+    return files, errors
 
 
 def ingest_file(
@@ -69,7 +108,7 @@ def ingest_file(
 
 @app.command()
 def ingest(
-    files: Annotated[list[Path], typer.Argument(help="PDF files of codes to ingest.")],
+    files: Annotated[list[Path], typer.Argument(help="PDF files of codes to ingest (a directory: its PDFs).")],
     store: StoreOpt = None,
     overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace a document already ingested.")] = False,
     publisher: Annotated[str | None, typer.Option("--publisher", help="Publisher, e.g. CEN, BSI.")] = None,
@@ -80,6 +119,7 @@ def ingest(
     from clausewise.keys import given_identity
     from clausewise.nodes.ingest.check_document import IngestError
 
+    files, not_files = pdf_files(files)
     if code and len(files) > 1:
         _fail("--code names one document; ingest one file at a time with it")
     try:
@@ -87,7 +127,9 @@ def ingest(
     except ValueError as exc:
         _fail(str(exc))
     system = _system(store)
-    results, failures = [], 0
+    results, failures = [], len(not_files)
+    for message in not_files:
+        _error(message)
     columns = [TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn()]
     with Progress(*columns, console=console, transient=False, disable=as_json) as progress:
         for path in files:
@@ -97,73 +139,102 @@ def ingest(
                 )
             except (IngestError, StoreError, ValueError) as exc:
                 failures += 1
-                console.print(Text.assemble(("error: ", "red"), str(exc)), highlight=False, soft_wrap=True)
+                for task in progress.tasks:  # a file that never started leaves no empty bar behind
+                    if task.total is None:
+                        progress.remove_task(task.id)
+                _error(str(exc))
                 continue
             results.append(
                 {"file": path.name, **{k: state.get(k) for k in ("doc_key", "status", "summary", "warnings")}}
             )
             for warning in state.get("warnings") or []:
                 console.print(
-                    Text.assemble(("warning: ", "yellow"), f"{path.name}: {warning}"), highlight=False, soft_wrap=True
+                    Text.assemble(("warning: ", "yellow"), printable(f"{path.name}: {warning}")),
+                    highlight=False,
+                    soft_wrap=True,
                 )
     if as_json:
         out.print_json(json.dumps(results))
-    else:
+    elif results:
         _summary_table(results)
     if failures:
         raise typer.Exit(1)
 
 
+_SUMMARY = [
+    ("pages", "pages"),
+    ("sections", "sections"),
+    ("tables", "tables"),
+    ("figures", "figures"),
+    ("images", "images"),
+    ("expressions", "expr."),
+    ("references", "refs resolved/unresolved"),
+    ("precedence_rules", "precedence"),
+    ("kv_entries", "kv"),
+    ("seconds", "seconds"),
+]
+
+
 def _summary_table(results: list[dict[str, Any]]) -> None:
+    def value(s: dict[str, Any], field: str) -> str:
+        if field == "references":
+            return f"{s.get('references_resolved')}/{s.get('references_unresolved')}"
+        return str(s.get(field))
+
+    if not _wide():
+        for r in results:
+            s = r.get("summary") or {}
+            if r["status"] == "skipped":
+                out.print(f"{r['doc_key']}  skipped (same file already ingested)", highlight=False, soft_wrap=True)
+                continue
+            figures = ", ".join(f"{label} {value(s, field)}" for field, label in _SUMMARY)
+            out.print(f"{r['doc_key']}  {r['status']}: {figures}", highlight=False, soft_wrap=True)
+        return
     table = Table(title="Ingested")
-    for col in (
-        "document",
-        "status",
-        "pages",
-        "sections",
-        "tables",
-        "figures",
-        "images",
-        "expr.",
-        "refs resolved/unresolved",
-        "precedence",
-        "kv",
-        "seconds",
-    ):
-        table.add_column(col, justify="right" if col not in ("document", "status") else "left")
+    table.add_column("document", no_wrap=True)
+    table.add_column("status")
+    for _, label in _SUMMARY:
+        table.add_column(label, justify="right")
     for r in results:
         s = r.get("summary") or {}
         if r["status"] == "skipped":
-            table.add_row(r["doc_key"], "skipped (same file)", *[""] * 10)
+            table.add_row(r["doc_key"], "skipped (same file)", *[""] * len(_SUMMARY))
             continue
-        table.add_row(
-            r["doc_key"],
-            r["status"],
-            str(s.get("pages")),
-            str(s.get("sections")),
-            str(s.get("tables")),
-            str(s.get("figures")),
-            str(s.get("images")),
-            str(s.get("expressions")),
-            f"{s.get('references_resolved')}/{s.get('references_unresolved')}",
-            str(s.get("precedence_rules")),
-            str(s.get("kv_entries")),
-            str(s.get("seconds")),
-        )
+        table.add_row(r["doc_key"], r["status"], *(value(s, field) for field, _ in _SUMMARY))
     out.print(table)
 
 
 @app.command()
 def docs(store: StoreOpt = None, as_json: JsonOpt = False) -> None:
     """The master list: documents ingested and documents only referenced."""
-    documents = _system(store).stores.documents()
+    system = _system(store, create=False)
+    documents = system.stores.documents()
     if as_json:
         out.print_json(json.dumps(documents))
         return
+    if not documents:
+        console.print(
+            f"no documents in {system.stores.blobs.describe()}: ingest some with "
+            "`clausewise ingest path/to/*.pdf` (or try `clausewise sample`)",
+            highlight=False,
+            soft_wrap=True,
+        )
+        return
+    ordered = sorted(documents.items(), key=lambda kv: (kv[1].get("status") != "ingested", kv[0]))
+    if not _wide():
+        for key, d in ordered:
+            refs = d.get("referenced_by") or []
+            facts = [d.get("status") or "", d.get("edition") or "", f"{d['pages']} pages" if d.get("pages") else ""]
+            facts.append(f"referenced by {len(refs)} sections" if refs else "")
+            out.print(f"{key}  {'; '.join(f for f in facts if f)}", highlight=False, soft_wrap=True)
+            if d.get("title"):
+                out.print(f"    {d['title']}", highlight=False, soft_wrap=True)
+        return
     table = Table(title="Documents")
-    for col in ("key", "code", "edition", "status", "pages", "title", "referenced by"):
-        table.add_column(col)
-    for key, d in sorted(documents.items(), key=lambda kv: (kv[1].get("status") != "ingested", kv[0])):
+    table.add_column("key", no_wrap=True)
+    for col in ("code", "edition", "status", "pages", "title", "referenced by"):
+        table.add_column(col, overflow="fold")
+    for key, d in ordered:
         refs = d.get("referenced_by") or []
         table.add_row(
             key,
@@ -171,7 +242,7 @@ def docs(store: StoreOpt = None, as_json: JsonOpt = False) -> None:
             d.get("edition") or "",
             d.get("status") or "",
             str(d.get("pages") or ""),
-            (d.get("title") or "")[:60],
+            d.get("title") or "",
             f"{len(refs)} sections" if refs else "",
         )
     out.print(table)
@@ -179,22 +250,30 @@ def docs(store: StoreOpt = None, as_json: JsonOpt = False) -> None:
 
 @app.command()
 def show(
-    key: Annotated[str, typer.Argument(help="A store key, e.g. CEN_EN1991-1-3_5.3.2.")],
+    key: Annotated[
+        str, typer.Argument(help="A section: CEN_EN1991-1-3_5.3.2, 'EN 1991-1-3 Table 5.2', or just 5.3.2.")
+    ],
     store: StoreOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """One section: text, pages, kind, references with targets, precedence rules, image path."""
-    system = _system(store)
+    from clausewise.lookup import find_sections
+
+    if not _plausible_section(key):
+        _fail(f"not a valid key: {key!r}")
+    system = _system(store, create=False)
     stores = system.stores
-    try:
-        section = stores.lookup("sections", key)
-    except (KeyError, ValueError) as exc:
-        _fail(str(exc.args[0]) if exc.args else str(exc))
-        return
-    if section is None:
-        _fail(f"no section {key!r} in {stores.blobs.describe()} (see `clausewise docs`)")
-        return
-    refs = stores.lookup("references", key) or []
+    found = find_sections(stores, key)
+    if not found.keys:
+        hint = f"; did you mean {', '.join(found.suggestions)}?" if found.suggestions else ""
+        _fail(f"no section {key!r} in {stores.blobs.describe()}{hint} (`clausewise toc DOC` lists a document's)")
+    if len(found.keys) > 1:
+        _fail(f"{key!r} is in several documents: {', '.join(found.keys)}; name one")
+    key = found.keys[0]
+    section = stores.lookup("sections", key) or {}
+    from clausewise.references import Resolver, resolved_references
+
+    refs = resolved_references(stores.lookup("references", key) or [], Resolver(stores), key)  # as they resolve now
     rules = stores.lookup("precedence", key) or []
     obj = stores.lookup("objects", key) or {}
     image = system.local_path(obj["image"]) if obj.get("image") else None
@@ -236,6 +315,44 @@ def show(
         )
 
 
+def _plausible_section(text: str) -> bool:
+    """A store key, or a designation and code in words; never a path."""
+    from clausewise.keys import is_safe_key
+
+    if not text.strip() or "/" in text or "\\" in text or ".." in text:
+        return False
+    if "_" in text:
+        return is_safe_key(text)
+    return re.fullmatch(r"[A-Za-z0-9 .,:()+\-]+", text) is not None
+
+
+@app.command()
+def toc(
+    document: Annotated[str, typer.Argument(help="A document: its key (CEN_EN1991-1-3) or designation.")],
+    store: StoreOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """A document's sections in reading order, with the keys `show` takes."""
+    from clausewise.lookup import find_document
+
+    stores = _system(store, create=False).stores
+    doc_key = find_document(stores, document)
+    if doc_key is None:
+        known = ", ".join(sorted(stores.visible_documents())) or "none yet (`clausewise ingest`)"
+        _fail(f"no ingested document {document!r}; ingested: {known}")
+        return
+    rows = [
+        {"key": k, "section": s["section"], "kind": s["kind"], "title": s.get("title"), "pages": s["pages"]}
+        for k, s in stores.doc_table(doc_key, "sections").items()
+    ]
+    if as_json:
+        out.print_json(json.dumps(rows))
+        return
+    for r in rows:
+        pages = f"p. {r['pages'][0]}" + (f"-{r['pages'][-1]}" if len(r["pages"]) > 1 else "")
+        out.print(f"{r['key']}  {r['kind']}  {pages}  {r['title'] or ''}".rstrip(), highlight=False, soft_wrap=True)
+
+
 def answer_question(system: System, question: str, thread: str | None = None) -> dict[str, Any]:
     """Run the query graph once; with a thread id, conversation memory persists beside the store."""
     import sqlite3
@@ -265,7 +382,9 @@ def ask(
     from clausewise.nodes.query.triage import QueryInputError
     from clausewise.stores.index import EmbeddingMismatch
 
-    system = _system(store)
+    system = _system(store, create=False)
+    if not system.stores.visible_documents():
+        _fail(f"no documents are ingested in {system.stores.blobs.describe()}; run `clausewise ingest` first")
     try:
         result = answer_question(system, question, thread)
     except (QueryInputError, EmbeddingMismatch, StoreError) as exc:

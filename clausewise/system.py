@@ -47,6 +47,12 @@ class System:
         self._cache_dir = cache_dir
         self._lock = threading.Lock()
 
+    @staticmethod
+    def default_store_missing(settings: Settings | None = None) -> bool:
+        """No store argument, no bucket configured, and the default directory does not exist."""
+        settings = settings or Settings()
+        return not settings.r2_bucket and not Path(settings.store_dir).exists()
+
     def _built(self, name: str, build: Callable[[], Any]) -> Any:
         with self._lock:
             if self._given[name] is None:

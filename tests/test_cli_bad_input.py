@@ -25,7 +25,7 @@ REASONS = {
     "no_text": ["no page has a text layer", "OCR"],
     "huge": ["larger than", "200 MB limit"],
     "missing": ["no such file"],
-    "directory": ["not a regular file"],
+    "directory": ["a directory with no .pdf file", "*.pdf"],
     "empty": ["empty file"],
     "no_designation": ["cannot tell which code", "--code"],
 }

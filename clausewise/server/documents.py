@@ -13,7 +13,7 @@ from fastapi.concurrency import run_in_threadpool
 
 from clausewise.keys import given_identity, is_safe_key
 from clausewise.server.deps import JobsDep, ServerDep, StoresDep
-from clausewise.server.schemas import Deleted, Job, JobAccepted
+from clausewise.server.schemas import Deleted, Job, JobAccepted, SectionEntry
 
 documents = APIRouter(prefix="/documents", tags=["documents"])
 jobs = APIRouter(prefix="/jobs", tags=["jobs"])
@@ -99,6 +99,19 @@ async def upload_document(
 def list_documents(stores: StoresDep) -> dict[str, dict[str, Any]]:
     """The master list: documents ingested and documents only referenced."""
     return stores.documents()
+
+
+@documents.get("/{doc_key}/sections", response_model=list[SectionEntry])
+def list_sections(doc_key: str, stores: StoresDep) -> list[SectionEntry]:
+    """A document's sections in reading order (the keys for ``GET /sections/{key}``)."""
+    if not is_safe_key(doc_key) or doc_key.count("_") != 1:
+        raise HTTPException(status.HTTP_400_BAD_REQUEST, f"not a valid document key: {doc_key!r}")
+    if stores.manifest(doc_key) is None:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, f"no document {doc_key!r} is ingested")
+    return [
+        SectionEntry(key=k, section=s["section"], kind=s["kind"], title=s.get("title"), pages=s["pages"])
+        for k, s in stores.doc_table(doc_key, "sections").items()
+    ]
 
 
 @documents.delete("/{doc_key}", response_model=Deleted)

@@ -33,6 +33,16 @@ class Deleted(BaseModel):
     deleted: bool
 
 
+class SectionEntry(BaseModel):
+    """One line of a document's table of sections: the key ``GET /sections/{key}`` takes."""
+
+    key: str
+    section: str
+    kind: str
+    title: str | None = None
+    pages: list[int]
+
+
 class QueryRequest(BaseModel):
     question: str = Field(description="A question about the codes in the store.")
     thread_id: str | None = Field(None, max_length=200, description="Conversation id: follow-ups keep context.")
