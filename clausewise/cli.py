@@ -57,6 +57,11 @@ def _fail(message: str, code: int = 1) -> None:
     raise typer.Exit(code)
 
 
+def _print_json(value: Any, **options: Any) -> None:
+    """JSON on standard output, as is (rich's highlighter costs a second on a large answer)."""
+    typer.echo(json.dumps(value, indent=1, **options))
+
+
 def _wide() -> bool:
     """Tables only where they fit; narrow terminals and pipes (80 columns) get one line per row."""
     return out.width >= 140
@@ -154,7 +159,7 @@ def ingest(
                     soft_wrap=True,
                 )
     if as_json:
-        out.print_json(json.dumps(results))
+        _print_json(results)
     elif results:
         _summary_table(results)
     if failures:
@@ -210,7 +215,7 @@ def docs(store: StoreOpt = None, as_json: JsonOpt = False) -> None:
     system = _system(store, create=False)
     documents = system.stores.documents()
     if as_json:
-        out.print_json(json.dumps(documents))
+        _print_json(documents)
         return
     if not documents:
         console.print(
@@ -294,7 +299,7 @@ def show(
         "description": section.get("description"),
     }
     if as_json:
-        out.print_json(json.dumps(payload))
+        _print_json(payload)
         return
     out.rule(f"[bold]{key}[/bold]  {section['kind']}  pages {', '.join(map(str, section['pages']))}")
     out.print(section["text"], highlight=False, markup=False)
@@ -346,7 +351,7 @@ def toc(
         for k, s in stores.doc_table(doc_key, "sections").items()
     ]
     if as_json:
-        out.print_json(json.dumps(rows))
+        _print_json(rows)
         return
     for r in rows:
         pages = f"p. {r['pages'][0]}" + (f"-{r['pages'][-1]}" if len(r["pages"]) > 1 else "")
@@ -354,19 +359,29 @@ def toc(
 
 
 def answer_question(system: System, question: str, thread: str | None = None) -> dict[str, Any]:
-    """Run the query graph once; with a thread id, conversation memory persists beside the store."""
+    """Run the query graph once. Without a thread nothing is kept; with one, the conversation's memory
+    (its latest checkpoint) goes to the user cache, one file per store, the most recent
+    ``CLAUSEWISE_THREADS_MAX`` threads kept (never into the document store)."""
     import sqlite3
 
     from langgraph.checkpoint.sqlite import SqliteSaver
 
     from clausewise.graph.query import build_query_graph
+    from clausewise.threads import cli_threads_path, prune_sqlite_threads
 
-    system.cache_dir.mkdir(parents=True, exist_ok=True)
-    conn = sqlite3.connect(system.cache_dir / "threads.sqlite", check_same_thread=False)
+    if not thread:
+        return dict(build_query_graph(system).invoke({"question": question}))
+    root = system.stores.blobs.local_root
+    path = cli_threads_path(
+        system.settings.clausewise_cache_dir, str(root.resolve()) if root else system.stores.blobs.describe()
+    )
+    path.parent.mkdir(parents=True, exist_ok=True)
+    conn = sqlite3.connect(path, check_same_thread=False)
     try:
         graph = build_query_graph(system, checkpointer=SqliteSaver(conn))
-        config = {"configurable": {"thread_id": thread or f"cli-{time.time_ns()}"}}
-        return dict(graph.invoke({"question": question}, config=config))
+        result = dict(graph.invoke({"question": question}, config={"configurable": {"thread_id": thread}}))
+        prune_sqlite_threads(conn, system.settings.clausewise_threads_max)
+        return result
     finally:
         conn.close()
 
@@ -391,7 +406,7 @@ def ask(
         _fail(str(exc))
         return
     if as_json:
-        out.print_json(json.dumps(result, ensure_ascii=False))
+        _print_json(result, ensure_ascii=False)
         return
     from rich.markdown import Markdown
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import re
+import threading
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -44,13 +45,16 @@ _WORD = re.compile(r"[a-zA-Zψμα][a-zA-Z0-9ψμα]*(?:-[a-zA-Z]+)*|\d+(?:[.,]\
 _PARAGRAPH = re.compile(r"^\s*(\(\s?\d{1,2}\s?\)\s?P?|NOTE\b|[a-h]\)\s|-\s|\d\)\s)")
 
 
-_STEMMER = snowballstemmer.stemmer("english")
+_STEMMERS = threading.local()  # a Snowball stemmer keeps state while it works: one per thread
 
 
 @lru_cache(maxsize=200_000)
 def stem(word: str) -> str:
     """Snowball (Porter 2) stem: "reinforced" and "reinforcing" meet at "reinforc"."""
-    return str(_STEMMER.stemWord(word.lower()))
+    stemmer = getattr(_STEMMERS, "english", None)
+    if stemmer is None:
+        stemmer = _STEMMERS.english = snowballstemmer.stemmer("english")
+    return str(stemmer.stemWord(word.lower()))
 
 
 def tokens(text: str) -> list[str]:

@@ -20,3 +20,17 @@ def test_offline_reasoner_parts() -> None:
         "What is sk?",
         "And which Ce applies to a sheltered site?",
     ]
+
+
+def test_stemming_is_safe_from_parallel_relevance_batches() -> None:
+    """Relevance batches run in threads; a shared Snowball stemmer corrupted its state under load."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from clausewise.tools.query_tasks import stem
+
+    words = [f"reinforc{'e' * (i % 7)}ments{i}ing" for i in range(20_000)]
+    stem.cache_clear()
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        parallel = list(pool.map(stem, words))
+    stem.cache_clear()
+    assert parallel == [stem(w) for w in words]
