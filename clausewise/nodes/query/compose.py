@@ -15,8 +15,8 @@ from clausewise.nodes.query.deps import QueryDeps, deps_of
 from clausewise.references import doc_display
 from clausewise.tools.parallel import map_ordered
 
-MARKDOWN_QUOTE_CHARS = 7_000  # quoted text of the key passages in the brief (the JSON has all of it)
-MARKDOWN_PASSAGE_CHARS = 1_500  # longest quote of one passage in the brief
+MARKDOWN_QUOTE_CHARS = 6_000  # quoted text of the key passages in the brief (the JSON has all of it)
+MARKDOWN_PASSAGE_CHARS = 1_200  # longest quote of one passage in the brief
 MARKDOWN_FIGURES = 8  # figures and tables listed with their files in the brief
 MARKDOWN_UNRESOLVED = 12  # documents not ingested, listed in the brief
 MARKDOWN_RULES = 12  # precedence rules of the quoted passages in the brief
