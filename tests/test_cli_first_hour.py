@@ -111,3 +111,16 @@ def test_escape_characters_in_a_file_name_are_shown_not_run(cli: Any, tmp_path: 
     assert result.exit_code == 1
     assert "\x1b" not in result.output and "\x07" not in result.output
     assert "\\x1b" in result.output
+
+
+def test_an_owner_password_only_pdf_is_read_and_ingested(cli: Any, tmp_path: Path, sample_pdf: Path) -> None:
+    """No password is needed to read it, so its text is ingested (the README says so); one that needs a
+    password to open is refused (tests/test_cli_bad_input.py)."""
+    import pymupdf
+
+    owner_only = tmp_path / "owner-only.pdf"
+    with pymupdf.open(sample_pdf) as doc:
+        doc.save(owner_only, encryption=pymupdf.PDF_ENCRYPT_AES_256, owner_pw="owner", user_pw="", permissions=0)
+    result = cli("ingest", owner_only, "--store", tmp_path / "s", "--json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)[0]["status"] == "ingested"
