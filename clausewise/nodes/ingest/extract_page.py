@@ -27,12 +27,53 @@ if TYPE_CHECKING:  # page workers import this module: keep LangGraph out of thei
     from clausewise.graph.state import PageTask
 
 CROP_DPI = 110
-_NUM = r"[A-Z]?\s?\.?\s?(?:[\dIlS][\dIlOS]?|(?<=\.)s)(?:\s?\.\s?(?:[\dIlOS]{1,2}|s\b)){0,3}[a-z]?"
+# A caption's number: "5.1", "B.1", "A1.2(B)", "7.3a", "3-1", "C-1", "B-16.1", "12a-b", with the OCR
+# slips of scans ("5. 2", "A.I", "6.l").
+_NUM = (
+    r"(?:[A-Z]\d?\s?[.\-]?\s?)?(?:[\dIlS][\dIlOS]{0,3}|(?<=\.)s)"
+    r"(?:(?:\s?\.\s?|-)(?:[\dIlOS]{1,3}|s\b)){0,3}[a-z]?(?:\([A-Z0-9]{1,2}\))?(?:-[a-z]\b)?"
+)
 CAPTION = re.compile(
-    r"^\s*(?P<kind>Table|Figure|Fig\.)\s*(?P<number>" + _NUM + r")\s*"
-    r"(?:(?P<sep>[:\-\u2013\u2014\u2022\u00b7.]|\s(?=[A-Z(]))\s*(?P<title>.*?))?\s*$"
+    r"^\s*(?P<kind>Table|TABLE|Figure|FIGURE|Fig\.|FIG\.?)\s*(?P<number>" + _NUM + r")\s*"
+    r"(?:(?P<sep>[:\-\u2013\u2014\u2022\u00b7.|]|\s(?=[A-Z(\[]))\s*(?P<title>.*?))?\s*$"
+)
+_NUMBER_OK = re.compile(
+    r"(?:(?:[A-Z]\d?[.\-])?\d{1,2}(?:\.\d{1,2}){0,3}|\d{3,4}\.\d{1,2}(?:\.\d{1,2})?|[A-Z]\.?\d{1,2}|(?:[A-Z]-)?\d{1,2}-\d{1,3}(?:\.\d{1,2}){0,2}"
+    r"|[A-Z]\d\.\d{1,2}(?:\.\d{1,2})?|\d{1,2}(?:\.\d{1,2}){1,2}-\d{1,2})[a-z]?(?:\([A-Z0-9]{1,2}\))?(?:-[a-z])?"
 )
 _PARAGRAPH_START = re.compile(r"^\s*\(\s?\d{1,2}\s?\)|^\s*NOTE|^\s*\d+(\.\d+)+\.?\s+[A-Z]|^\s*Section\s+\d")
+# A numbered expression: "(5.1)", "(E.7)", "(6.12a)", "(Equation 16-18a)" closing a line.
+EXPRESSION = re.compile(
+    r"\(\s?(?:(?:Equation|Eq\.|Eqn\.?)\s?(?P<hnum>\d{1,2}-\d{1,3}[a-z]?)|(?P<num>(?:[A-H]\d?\s?\.\s?\d{1,2}(?:\.\d{1,2})?"
+    r"|\d{1,2}\s?\.\s?\d{1,2})[a-z]?))\s?\)\s*$"
+)
+EXPRESSION_CITED = re.compile(r"\b(see|Expression|Expressions|Equation|Equations|Eq\.|in|and|to|from|of|with|using)\s*$", re.I)
+_BOLD_FONT = re.compile(r"bold|black|heavy|semibold|demi", re.I)
+# A printed page number: "12", "xiv", "2-10", "Page 31 of 141", "- 12 -".
+PAGE_NUMBER = re.compile(r"^(?:page\s+)?[-\u2013\s]*(?:\d{1,4}|[ivxlcdm]{1,6}|[A-Z]?\d{1,2}-\d{1,3})(?:\s+of\s+\d{1,4})?[-\u2013\s]*$", re.I)
+
+
+def expression_number(text: str) -> str | None:
+    """The number of a numbered expression closing ``text`` ("... (5.1)"), unless the line cites it."""
+    m = EXPRESSION.search(text)
+    if not m or EXPRESSION_CITED.search(text[: m.start()]):
+        return None
+    if m.group("hnum"):
+        return m.group("hnum")
+    return clean_number(m.group("num"))
+
+
+def caption_number(raw: str) -> str:
+    """A caption's number normalised: OCR slips fixed ("A.I" -> "A.1"), suffixes kept ("A1.2(B)")."""
+    raw = re.sub(r"\s+", "", raw)
+    m = re.fullmatch(r"(?P<core>.*?)(?P<tail>\([A-Z0-9]{1,2}\)|-[a-z])?", raw)
+    core, tail = (m.group("core"), m.group("tail") or "") if m else (raw, "")
+    if "-" in core or re.match(r"[A-Z]\d\.", core):  # "3-1", "B-16.1", "A1.2": no annex-letter rules
+        head = core[:1] if core[:1].isalpha() and core[1:2] in ("-", "1", "2", "3", "4", "5", "6", "7", "8", "9") else ""
+        body = core[len(head) :]
+        body = body.replace("I", "1").replace("l", "1").replace("O", "0")
+        return head + body.strip(".") + tail
+    return clean_number(core) + tail
 
 
 def parse_caption(text: str, *, strict: bool = False) -> tuple[str, str, str] | None:
@@ -46,12 +87,16 @@ def parse_caption(text: str, *, strict: bool = False) -> tuple[str, str, str] | 
         return None
     if strict and not title:
         return None
-    if title and not (title[0].isupper() or title[0] in "(\"'"):
+    if title and not (title[0].isupper() or title[0] in "(\"'["):
         return None
-    number = clean_number(m.group("number"))
-    if not re.fullmatch(r"(([A-Z]\d?\.)?\d{1,2}(\.\d{1,2}){0,3}|[A-Z]\.?\d{1,2})[a-z]?", number):
+    if m.group("kind").isupper() and title and title.split()[0].isalpha() and title.split()[0].islower():
         return None
-    kind = "table" if m.group("kind") == "Table" else "figure"
+    if re.search(r"(\.\s?){4,}|…{2,}|_{4,}", title):
+        return None  # a line of a list of tables or figures ("Table 2-1 Wind ...... 14")
+    number = caption_number(m.group("number"))
+    if not _NUMBER_OK.fullmatch(number):
+        return None
+    kind = "table" if m.group("kind").lower() == "table" else "figure"
     return kind, number, title
 
 
@@ -76,7 +121,7 @@ def _rows(lines: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
 
 
 def _merge_row(row: list[dict[str, Any]]) -> dict[str, Any]:
-    return {
+    merged: dict[str, Any] = {
         "text": " ".join(ln["text"] for ln in row),
         "bbox": [
             min(ln["bbox"][0] for ln in row),
@@ -85,6 +130,20 @@ def _merge_row(row: list[dict[str, Any]]) -> dict[str, Any]:
             max(ln["bbox"][3] for ln in row),
         ],
     }
+    if "size" in row[0]:
+        merged["size"] = max(ln["size"] for ln in row)
+        chars = [len(ln["text"]) for ln in row]
+        merged["bold"] = sum(c for c, ln in zip(chars, row) if ln["bold"]) >= 0.6 * sum(chars)
+        lead = row[0]["lead"] or (row[0]["text"] if row[0]["bold"] else "")
+        for ln in row[1:]:  # "1.1" and its bold title are separate lines on one baseline
+            if lead != " ".join(x["text"] for x in row[: row.index(ln)]) or not (ln["bold"] or ln["lead"]):
+                break
+            lead = f"{lead} {ln['text'] if ln['bold'] else ln['lead']}"
+        merged["lead"] = "" if merged["bold"] else lead
+    bands = {ln.get("band") for ln in row} - {None}
+    if bands:
+        merged["band"] = bands.pop()
+    return merged
 
 
 def table_rows(lines: list[dict[str, Any]]) -> list[list[str]]:
@@ -132,7 +191,9 @@ def _titled_below(line: dict[str, Any], body: list[dict[str, Any]]) -> bool:
     """A bare "Table 5.1" line whose title is the next line (upper-case start, not a paragraph)."""
     if line["text"].rstrip().endswith("."):
         return False
-    below = [ln for ln in body if 0 <= ln["bbox"][1] - line["bbox"][3] < 20]
+    below = sorted(
+        (ln for ln in body if 0 <= ln["bbox"][1] - line["bbox"][3] < 20), key=lambda ln: (ln["bbox"][1] // 4, ln["bbox"][0])
+    )
     return bool(below) and below[0]["text"][:1].isupper() and not _PARAGRAPH_START.match(below[0]["text"])
 
 
@@ -164,16 +225,38 @@ def _distance(kind: str, caption: list[float], region: list[float]) -> float:
     return gap if gap > -6 else 1e6 + abs(gap)
 
 
-def _fallback_region(kind: str, caption: list[float], body: list[dict[str, Any]], page_rect: Any) -> list[float]:
-    """A region when the layout model found none: the blank band above a figure caption, or the
-    lines below a table caption up to the next numbered paragraph."""
-    x0, x1 = page_rect.x0 + 40, page_rect.x1 - 40
-    if kind == "figure":
-        above = [ln["bbox"][3] for ln in body if ln["bbox"][3] <= caption[1] - 2]
+def _fallback_region(
+    kind: str,
+    caption: list[float],
+    body: list[dict[str, Any]],
+    page_rect: Any,
+    side: str | None = None,
+    column: tuple[float, float] | None = None,
+) -> list[float]:
+    """A region when the layout model found none, on the ``side`` of the caption the object is on:
+    the blank band next to a figure caption, or a table's lines up to the next numbered paragraph."""
+    side = side or ("below" if kind == "table" else "above")
+    x0, x1 = column or (page_rect.x0 + 40, page_rect.x1 - 40)
+    top_limit, bottom_limit = page_rect.y0 + 0.075 * page_rect.height, page_rect.y1 - 0.075 * page_rect.height
+    mine = [ln for ln in body if ln["bbox"][2] >= x0 - 4 and ln["bbox"][0] <= x1 + 4]
+    if kind == "figure" and side == "above":
+        above = [ln["bbox"][3] for ln in mine if ln["bbox"][3] <= caption[1] - 2]
         top = max([caption[1] - 260, *[y for y in above if caption[1] - y > 40]], default=caption[1] - 260)
-        return [x0, max(page_rect.y0 + 40, top), x1, caption[1]]
-    below = sorted((ln for ln in body if ln["bbox"][1] >= caption[3]), key=lambda ln: ln["bbox"][1])
-    bottom = page_rect.y1 - 0.075 * page_rect.height
+        return [x0, max(top_limit, top), x1, caption[1]]
+    if kind == "figure":
+        below = [ln["bbox"][1] for ln in mine if ln["bbox"][1] >= caption[3] + 2]
+        bottom = min([caption[3] + 260, *[y for y in below if y - caption[3] > 40]], default=caption[3] + 260)
+        return [x0, caption[3], x1, min(bottom_limit, bottom)]
+    if side == "above":  # a caption under its table
+        rows = sorted((ln for ln in mine if ln["bbox"][3] <= caption[1] + 2), key=lambda ln: -ln["bbox"][3])
+        top = max(top_limit, caption[1] - 400)
+        for ln in rows:
+            if caption[1] - ln["bbox"][3] > 20 and (_PARAGRAPH_START.match(ln["text"]) or parse_caption(ln["text"])):
+                top = ln["bbox"][3] + 2
+                break
+        return [x0, top, x1, caption[1]]
+    below = sorted((ln for ln in mine if ln["bbox"][1] >= caption[3]), key=lambda ln: ln["bbox"][1])
+    bottom = bottom_limit
     for ln in below:
         if ln["bbox"][1] > caption[3] + 20 and (_PARAGRAPH_START.match(ln["text"]) or parse_caption(ln["text"])):
             bottom = ln["bbox"][1] - 2
@@ -187,6 +270,221 @@ def _inside(line: dict[str, Any], region: list[float]) -> bool:
     return region[0] - 2 <= cx <= region[2] + 2 and region[1] - 2 <= cy <= region[3] + 2
 
 
+def _is_bold(span: dict[str, Any]) -> bool:
+    return bool(span.get("flags", 0) & 16) or bool(_BOLD_FONT.search(span.get("font", "")))
+
+
+def _page_lines(raw: dict[str, Any], turn: Any) -> list[dict[str, Any]]:
+    """Text lines with their box and typography: font size, whether the line is bold, and the bold
+    words a line opens with when the rest is not ("7.3.3 Terrain category. The ..." run-in heads)."""
+    lines = []
+    for block in raw["blocks"]:
+        for line in block.get("lines", []):
+            spans = [sp for sp in line["spans"] if sp["text"].strip()]
+            text = re.sub(r"\s+", " ", "".join(span["text"] for span in line["spans"])).strip()
+            if not text or not spans:
+                continue
+            box = pymupdf.Rect(line["bbox"]) * turn if turn is not None else line["bbox"]
+            weights = [(len(re.sub(r"\W", "", sp["text"])), _is_bold(sp)) for sp in spans]
+            chars = sum(w for w, _ in weights) or 1
+            bold_chars = sum(w for w, b in weights if b)
+            lead = ""
+            if spans and _is_bold(spans[0]) and bold_chars < chars:
+                for sp in spans:
+                    if not _is_bold(sp):
+                        break
+                    lead += sp["text"]
+            lines.append(
+                {
+                    "text": text,
+                    "bbox": [round(v, 1) for v in box],
+                    "size": round(max(sp["size"] for sp in spans), 1),
+                    "bold": bold_chars / chars >= 0.6,
+                    "lead": re.sub(r"\s+", " ", lead).strip(),
+                }
+            )
+    return lines
+
+
+def _split_bands(lines: list[dict[str, Any]], rect: Any) -> tuple[list, list, list]:
+    """Running header, footer and body of a page, by position: short lines in the top and bottom
+    bands (with the lines stacked right against them), and printed page numbers there."""
+    height = rect.height
+    top, bottom = rect.y0 + 0.075 * height, rect.y0 + 0.925 * height
+    header, footer, body = [], [], []
+    for ln in sorted(lines, key=lambda ln: (ln["bbox"][1], ln["bbox"][0])):
+        y0, y1 = ln["bbox"][1], ln["bbox"][3]
+        text = ln["text"]
+        if (
+            y1 < top
+            and len(text) < 70
+            or (y1 < rect.y0 + 0.095 * height and re.search(r"\b(EN|BS|ISO)\s?\d", text) and len(text) < 40)
+            or (
+                y1 < rect.y0 + 0.12 * height
+                and len(text) < 70
+                and any(h["bbox"][3] > y0 - 6 for h in header)  # a header block of several lines
+            )
+            or (y1 < rect.y0 + 0.1 * height and PAGE_NUMBER.match(text))
+        ):
+            header.append(ln)
+        elif y0 > bottom and len(text) < 40 or (y0 > rect.y0 + 0.9 * height and PAGE_NUMBER.match(text)):
+            footer.append(ln)
+        else:
+            if y1 < rect.y0 + 0.12 * height:
+                ln["band"] = "top"
+            elif y0 > rect.y0 + 0.9 * height:
+                ln["band"] = "bottom"
+            body.append(ln)
+    return header, footer, body
+
+
+def _gutter(lines: list[dict[str, Any]]) -> float | None:
+    """The x of a column gutter: a vertical strip no line crosses (full-width titles and tables
+    aside), with text columns on both sides that stand side by side. None on a one-column page."""
+    if len(lines) < 6:
+        return None
+    x0, x1 = min(ln["bbox"][0] for ln in lines), max(ln["bbox"][2] for ln in lines)
+    width = x1 - x0
+    if width < 200:
+        return None
+    runs: list[list[float]] = []
+    for x in range(int(x0 + 0.12 * width), int(x1 - 0.12 * width), 2):
+        left = [ln for ln in lines if ln["bbox"][2] <= x + 1]
+        right = [ln for ln in lines if ln["bbox"][0] >= x - 1]
+        crossing = len(lines) - len(left) - len(right)
+        ok = crossing <= 0.3 * len(lines) and _column_like(left) and _column_like(right)
+        if ok:
+            ly = (min(ln["bbox"][1] for ln in left), max(ln["bbox"][3] for ln in left))
+            ry = (min(ln["bbox"][1] for ln in right), max(ln["bbox"][3] for ln in right))
+            ok = min(ly[1], ry[1]) - max(ly[0], ry[0]) > 20  # side by side, not one above the other
+        if ok and runs and runs[-1][1] == x - 2:
+            runs[-1][1] = x
+        elif ok:
+            runs.append([x, x])
+    runs = [r for r in runs if r[1] - r[0] >= 6]
+    if not runs:
+        return None
+    best = max(runs, key=lambda r: r[1] - r[0])
+    return (best[0] + best[1]) / 2
+
+
+def _column_like(lines: list[dict[str, Any]]) -> bool:
+    """Lines that make a column of text: a few of them, a real width, and most of them filling it
+    (a list of symbols or a table's first column is not a column)."""
+    if len(lines) < 2:
+        return False
+    extent = max(ln["bbox"][2] for ln in lines) - min(ln["bbox"][0] for ln in lines)
+    widths = sorted(ln["bbox"][2] - ln["bbox"][0] for ln in lines)
+    median = widths[len(widths) // 2]
+    words = sum(len(ln["text"].split()) for ln in lines)
+    return extent >= 70 and median >= 0.45 * extent and words >= 3 * len(lines)
+
+
+def reading_groups(lines: list[dict[str, Any]], depth: int = 0) -> list[list[dict[str, Any]]]:
+    """The page's lines in reading order, as groups: column by column between the full-width lines
+    (titles, wide tables), which stay in place. One group on a one-column page."""
+    gutter = _gutter(lines) if depth < 2 else None
+    if gutter is None:
+        return [lines] if lines else []
+    ordered = sorted(lines, key=lambda ln: (ln["bbox"][1], ln["bbox"][0]))
+    groups: list[list[dict[str, Any]]] = []
+    left: list[dict[str, Any]] = []
+    right: list[dict[str, Any]] = []
+
+    def flush() -> None:
+        for side in (left, right):
+            if side:
+                groups.extend(reading_groups(list(side), depth + 1))
+                side.clear()
+
+    for ln in ordered:
+        if ln["bbox"][2] <= gutter + 1:
+            left.append(ln)
+        elif ln["bbox"][0] >= gutter - 1:
+            right.append(ln)
+        else:  # a full-width line: the columns above it are read first
+            flush()
+            if groups and groups[-1] and groups[-1][0].get("_wide"):
+                groups[-1].append(ln)
+            else:
+                groups.append([ln])
+            ln["_wide"] = True
+    flush()
+    for group in groups:
+        for ln in group:
+            ln.pop("_wide", None)
+    return groups
+
+
+def _rows_in_order(groups: list[list[dict[str, Any]]]) -> list[list[dict[str, Any]]]:
+    return [row for group in groups for row in _rows(group)]
+
+
+def _side_of(kind: str, caption: list[float], body: list[dict[str, Any]], drawn: list[Any], rect: Any) -> str:
+    """Which side of its caption an object without a found region lies on: where the drawing or the
+    blank band is, not where the running text goes on; tables below and figures above by default."""
+    default = "below" if kind == "table" else "above"
+    x0, x1 = caption[0] - 60, caption[2] + 60
+
+    def near(r: Any) -> bool:
+        return r.x1 >= x0 and r.x0 <= x1
+
+    above = sum(1 for r in drawn if near(r) and caption[1] - 150 < r.y1 <= caption[1] + 4)
+    below = sum(1 for r in drawn if near(r) and caption[3] - 4 <= r.y0 < caption[3] + 150)
+    if above != below and (above == 0 or below == 0):
+        return "above" if above > below else "below"
+
+    def gap(direction: str) -> float:
+        if direction == "above":
+            ys = [ln["bbox"][3] for ln in body if ln["bbox"][3] <= caption[1] - 2 and _overlap_x(ln["bbox"], caption) > 0]
+            return caption[1] - max(ys, default=rect.y0)
+        ys = [ln["bbox"][1] for ln in body if ln["bbox"][1] >= caption[3] + 2 and _overlap_x(ln["bbox"], caption) > 0]
+        return min(ys, default=rect.y1) - caption[3]
+
+    if kind == "figure" and gap("above") < 25 and gap("below") > 60:
+        return "below"
+    return default
+
+
+def _region_height_ok(region: list[float], caption: list[float]) -> bool:
+    return region[3] - region[1] >= 30 and not (caption[1] - 4 <= region[1] and region[3] <= caption[3] + 4)
+
+
+def _expression_crops(flow: list[dict[str, Any]], groups: list[list[dict[str, Any]]], rect: Any) -> list[dict[str, Any]]:
+    """Numbered expressions: the band of the page from the expression's line up to the text line
+    above it (the formula itself is often a picture on a scan), across the column's text width."""
+    found = []
+    for group in groups:
+        g_lines = [ln for ln in group if ln in flow]
+        if not g_lines:
+            continue
+        gx0 = min(ln["bbox"][0] for ln in g_lines)
+        gx1 = max(ln["bbox"][2] for ln in g_lines)
+        for ln in g_lines:
+            number = expression_number(ln["text"])
+            if number is None:
+                continue
+            y0, y1 = ln["bbox"][1], ln["bbox"][3]
+            above = [o for o in g_lines if o["bbox"][3] <= y0 + 1 and not _same_band(o, ln)]
+            # the formula's own text pieces (subscripts, fractions) overlap the line: skip them
+            prose = [o for o in above if len(o["text"]) > 25 or not re.search(r"[=+/]", o["text"])]
+            top = max([o["bbox"][3] for o in prose], default=y0 - 120)
+            top = max(top, y0 - 220, rect.y0)
+            pieces = [o for o in g_lines if o["bbox"][1] >= top - 1 and o["bbox"][1] < y1 + 2 and o["bbox"][3] > y1]
+            below = [o["bbox"][1] for o in g_lines if o["bbox"][1] >= y1 - 1 and o not in pieces and o is not ln]
+            bottom = max([y1, *[o["bbox"][3] for o in pieces if o["bbox"][3] - y1 < 20]])
+            bottom = min(max(bottom, y1 + 2), min(below, default=rect.y1) - 0.5)
+            found.append(
+                {"number": number, "bbox": [round(gx0 - 4, 1), round(top + 0.5, 1), round(gx1 + 4, 1), round(bottom + 1, 1)],
+                 "line": ln["text"], "line_bbox": ln["bbox"]}
+            )
+    return found
+
+
+def _same_band(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    return _overlap_y(a["bbox"], b["bbox"]) > 0.3
+
+
 def read_page(doc: pymupdf.Document, pno: int, *, crop: bool = True) -> dict[str, Any]:
     """Everything ingestion needs from one page; ``pno`` is 0-based, the result's page is 1-based."""
     t0 = time.perf_counter()
@@ -195,33 +493,17 @@ def read_page(doc: pymupdf.Document, pno: int, *, crop: bool = True) -> dict[str
         rect = page.rect
         raw = page.get_text("dict", flags=pymupdf.TEXT_PRESERVE_WHITESPACE | pymupdf.TEXT_PRESERVE_LIGATURES)
         has_image = bool(page.get_images(full=False))
+        images = [pymupdf.Rect(info["bbox"]) for info in page.get_image_info()] if has_image else []
         # Text comes in unrotated coordinates; a landscape page (rotated 90) is read as it is shown.
         turn = page.rotation_matrix if page.rotation else None
-    lines = []
-    for block in raw["blocks"]:
-        for line in block.get("lines", []):
-            text = "".join(span["text"] for span in line["spans"])
-            text = re.sub(r"\s+", " ", text).strip()
-            if text:
-                box = pymupdf.Rect(line["bbox"]) * turn if turn is not None else line["bbox"]
-                lines.append({"text": text, "bbox": [round(v, 1) for v in box]})
-    height = rect.height
-    header, footer, body = [], [], []
-    for ln in lines:
-        y0, y1 = ln["bbox"][1], ln["bbox"][3]
-        if (
-            y1 < rect.y0 + 0.075 * height
-            and len(ln["text"]) < 70
-            or (y1 < rect.y0 + 0.095 * height and re.search(r"\b(EN|BS|ISO)\s?\d", ln["text"]) and len(ln["text"]) < 40)
-        ):
-            header.append(ln)
-        elif y0 > rect.y0 + 0.925 * height and len(ln["text"]) < 40:
-            footer.append(ln)
-        else:
-            body.append(ln)
+    area = rect.width * rect.height
+    scanned = any(r.width * r.height > 0.8 * area for r in images)  # text is an OCR layer over a picture
+    lines = _page_lines(raw, turn)
+    header, footer, body = _split_bands(lines, rect)
+    groups = reading_groups(body)
 
     candidates = []
-    for row in _rows(body):
+    for row in _rows_in_order(groups):
         merged = _merge_row(row)
         parsed = parse_caption(merged["text"])
         if parsed:
@@ -259,56 +541,66 @@ def read_page(doc: pymupdf.Document, pno: int, *, crop: bool = True) -> dict[str
         )
         titled_below = kind == "table" and not regions and _titled_below(cap, body)
         if confirmed or beside or titled_below or parse_caption(cap["text"], strict=True):
+            if any(c[0][:2] == (kind, number) for c in captions):
+                continue  # the same caption twice on a page (a label repeated): the first one
             captions.append(((kind, number, title), cap))
+    drawings: list[pymupdf.Rect] = []
+    if captions or crop:
+        with MUPDF_LOCK:  # born-digital pages draw figures and table rules as vector paths
+            drawings = [
+                pymupdf.Rect(d["rect"])
+                for d in page.get_drawings()
+                if d["rect"].width * d["rect"].height < 0.5 * area
+            ]  # no page frames
+        drawings += [r for r in images if r.width * r.height < 0.8 * area]  # pictures, not the scan itself
+        if turn is not None:
+            drawings = [r * turn for r in drawings]
     free = [r for r in regions if r["class"] in ("table", "picture")]
-    if captions:
-        for (kind, number, title), cap in captions:
-            want = "table" if kind == "table" else "picture"
-            scored = sorted(
-                (_distance(kind, cap["bbox"], r["bbox"]) + (0 if r["class"] == want else 50), i)
-                for i, r in enumerate(free)
+    for (kind, number, title), cap in captions:
+        want = "table" if kind == "table" else "picture"
+        scored = sorted(
+            (_distance(kind, cap["bbox"], r["bbox"]) + (0 if r["class"] == want else 50), i)
+            for i, r in enumerate(free)
+        )
+        region = None
+        if scored and scored[0][0] < 80 and _region_height_ok(free[scored[0][1]]["bbox"], cap["bbox"]):
+            region, source = free.pop(scored[0][1])["bbox"], "layout"
+        if region is None:
+            column = _column_of(cap["bbox"], groups, rect)
+            side = _side_of(kind, cap["bbox"], body, drawings, rect)
+            region, source = _fallback_region(kind, cap["bbox"], body, rect, side, column), "estimate"
+        if not title:
+            below = sorted(
+                (ln for ln in body if 0 <= ln["bbox"][1] - cap["bbox"][3] < 20 and _overlap_x(ln["bbox"], cap["bbox"]) > 0),
+                key=lambda ln: (ln["bbox"][1] // 4, ln["bbox"][0]),
             )
-            if scored and scored[0][0] < 80:
-                region, source = free.pop(scored[0][1])["bbox"], "layout"
-            else:
-                region, source = _fallback_region(kind, cap["bbox"], body, rect), "estimate"
-            if not title:
-                below = [ln for ln in body if 0 <= ln["bbox"][1] - cap["bbox"][3] < 20]
-                if below and not parse_caption(below[0]["text"]) and len(below[0]["text"]) < 120:
-                    title = below[0]["text"]
-                    title_lines.append(below[0]["bbox"])
-                    cap = {"text": cap["text"] + " " + title, "bbox": cap["bbox"]}
-            objects.append(
-                {
-                    "kind": kind,
-                    "number": number,
-                    "title": title,
-                    "caption": cap["text"],
-                    "caption_bbox": cap["bbox"],
-                    "bbox": [round(v, 1) for v in region],
-                    "region": source,
-                }
-            )
+            if below and not parse_caption(below[0]["text"]) and len(below[0]["text"]) < 120:
+                title = below[0]["text"]
+                title_lines.append(below[0]["bbox"])
+                cap = {"text": cap["text"] + " " + title, "bbox": cap["bbox"]}
+        objects.append(
+            {
+                "kind": kind,
+                "number": number,
+                "title": title,
+                "caption": cap["text"],
+                "caption_bbox": cap["bbox"],
+                "bbox": [round(v, 1) for v in region],
+                "region": source,
+            }
+        )
     # Assign lines: object bodies leave the running text; caption lines stay as anchors.
     flow = []
     for ln in body:
         if ln["bbox"] in title_lines:
             continue
         owner = next((o for o in objects if o["caption_bbox"] != ln["bbox"] and _inside(ln, o["bbox"])), None)
+        if owner is not None and _inside(ln, owner["caption_bbox"]):
+            owner = None  # a piece of the caption row
         if owner is not None:
             owner.setdefault("lines", []).append(ln)
         if owner is None or (owner["region"] == "estimate" and owner["kind"] == "figure"):
             flow.append(ln)  # the band above an unfound figure may hold clause text: keep it there too
-    drawings: list[pymupdf.Rect] = []
-    if objects:
-        with MUPDF_LOCK:  # born-digital pages draw figures and table rules as vector paths
-            drawings = [
-                pymupdf.Rect(d["rect"])
-                for d in page.get_drawings()
-                if d["rect"].width * d["rect"].height < 0.5 * rect.width * rect.height
-            ]  # no page frames
-        if turn is not None:
-            drawings = [r * turn for r in drawings]
     for obj in objects:
         obj_lines = obj.pop("lines", [])
         if obj["kind"] == "table":
@@ -320,25 +612,50 @@ def read_page(doc: pymupdf.Document, pno: int, *, crop: bool = True) -> dict[str
         x0, y0, x1, y1 = obj["bbox"]
         for drawn in drawings:  # the layout box hugs text; take in the vector lines it cuts
             if drawn.x0 <= x1 + 12 and drawn.x1 >= x0 - 12 and drawn.y0 <= y1 + 12 and drawn.y1 >= y0 - 12:
-                x0, y0, x1, y1 = min(x0, drawn.x0), min(y0, drawn.y0), max(x1, drawn.x1), max(y1, drawn.y1)
+                if drawn.height < rect.height * 0.6 or obj["kind"] == "figure":
+                    x0, y0, x1, y1 = min(x0, drawn.x0), min(y0, drawn.y0), max(x1, drawn.x1), max(y1, drawn.y1)
         obj["bbox"] = [round(v, 1) for v in pymupdf.Rect(x0, y0, x1, y1) & rect]
         if crop:
             box = pymupdf.Rect(obj["bbox"]) | pymupdf.Rect(obj["caption_bbox"])
             with MUPDF_LOCK:
                 pix = page.get_pixmap(clip=box & rect, dpi=CROP_DPI, colorspace=pymupdf.csGRAY)
                 obj["png"] = pix.tobytes("png")
-    page_label = next((ln["text"] for ln in footer if re.fullmatch(r"[ivxlc\d]{1,4}", ln["text"].strip())), None)
+    flow_groups = [[ln for ln in g if ln in flow] for g in groups]
+    expressions = _expression_crops(flow, flow_groups, rect)
+    if crop:
+        for expr in expressions:
+            with MUPDF_LOCK:
+                pix = page.get_pixmap(clip=pymupdf.Rect(expr["bbox"]) & rect, dpi=CROP_DPI, colorspace=pymupdf.csGRAY)
+                expr["png"] = pix.tobytes("png")
+    page_label = next((ln["text"] for ln in footer + header if PAGE_NUMBER.match(ln["text"].strip())), None)
+    if page_label:
+        page_label = re.sub(r"(?i)^page\s+|\s+of\s+\d+$", "", page_label.strip()).strip(" -\u2013")
     return {
         "page": pno + 1,
-        "lines": [_merge_row(r) for r in _rows(flow)],
+        "lines": [_merge_row(r) for r in _rows_in_order(flow_groups)],
         "header": [ln["text"] for ln in header],
+        "footer": [ln["text"] for ln in footer],
         "label": page_label,
         "objects": objects,
+        "expressions": expressions,
         "has_text": bool(lines),
         "has_image": has_image,
+        "scanned": scanned,
+        "columns": len(groups) > 1,
         "layout_s": round(layout_s, 4),
         "seconds": round(time.perf_counter() - t0, 4),
     }
+
+
+def _column_of(box: list[float], groups: list[list[dict[str, Any]]], rect: Any) -> tuple[float, float] | None:
+    """The x-extent of the text column a caption stands in; None on a one-column page."""
+    if len(groups) < 2:
+        return None
+    for group in groups:
+        gx0, gx1 = min(ln["bbox"][0] for ln in group), max(ln["bbox"][2] for ln in group)
+        if len(group) > 1 and gx0 - 4 <= box[0] and box[2] <= gx1 + 4 and gx1 - gx0 < 0.7 * rect.width:
+            return gx0, gx1
+    return None
 
 
 # ---- page workers in processes: MuPDF and the layout model hold the GIL, so threads cannot share

@@ -19,27 +19,40 @@ from langgraph.runtime import Runtime
 from clausewise.graph.state import IngestContext, IngestState
 from clausewise.keys import DocId, clean_number, object_key, split_key
 from clausewise.nodes.ingest.check_document import IngestError, doc_id_of
-from clausewise.nodes.ingest.extract_page import parse_caption
+from clausewise.nodes.ingest.extract_page import EXPRESSION, expression_number, parse_caption
 from clausewise.page_map import page_at
 from clausewise.pdf import close_pdf
 
-_DIGITISH = str.maketrans({"l": "1", "I": "1", "]": "1", "/": "1", "|": "1", "O": "0", "o": "0"})
-NUMBERED = re.compile(r"^(?P<num>[1-9]\d?(?:\s?\.\s?[\dlI\]/|Oo]{1,2}){0,5})(?P<dot>\.)?(?:\s+(?P<rest>.*))?$")
-SECTION = re.compile(r"^(?:SECTION|Section)\s*(?P<num>[1-9lI]\d?)\b\.?\s*(?P<rest>.*)$")
-ANNEX = re.compile(r"^(?:ANNEX|Annex)\s*(?P<letter>[A-H08](?:\s?[1-9](?!\s?\.\d))?)\b\s*(?P<rest>.*)$")
-EXPRESSION = re.compile(
-    r"\(\s?(?P<num>(?:[A-H]\d?\s?\.\s?\d{1,2}(?:\.\d{1,2})?|\d{1,2}\s?\.\s?\d{1,2})[a-z]?)\s?\)\s*$"
+_DIGITISH = str.maketrans({"l": "1", "I": "1", "]": "1", "/": "1", "|": "1", "O": "0", "o": "0", "S": "5"})
+# A clause number opening a line: "5.3.2", OCR slips "5. 3" / "5.l", chapter-hyphen "2-1.1" (UFC), and
+# section numbers of other codes quoted as headings ("1603.1.10", accepted on typography only).
+NUMBERED = re.compile(
+    r"^(?P<num>[1-9]\d{0,3}(?:-\d{1,3})?(?:\s?\.\s?[\dlI\]/|OoS]{1,3}){0,5})(?P<dot>\.)?"
+    r"(?:(?:\s*[\u2013\u2014]\s*|\s+-\s+|\s+)(?P<rest>.*))?$"
 )
+SECTION = re.compile(
+    r"^(?P<word>SECTION|Section|CHAPTER|Chapter)\s*(?P<num>[1-9lI]\d?)\b(?!\.\d)\s*[.\u2013\u2014]?\s*(?P<rest>.*)$"
+)
+ANNEX = re.compile(r"^(?:ANNEX|Annex)\s*(?P<letter>[A-H08](?:\s?[1-9](?!\s?\.\d))?)\b\s*(?P<rest>.*)$")
 _STATUS = re.compile(r"^\(\s?(?P<status>i\s?n\s?f\s?o|n\s?o\s?r\s?m)[\w ]*\)?", re.I)  # "(infonnative)"
 OCR_LETTER_SLIPS = {"B": "8", "D": "0", "G": "6", "S": "5", "I": "1"}
-_TOC_LEADER = re.compile(r"(\.\s?){5,}|…{2,}")
+_TOC_LEADER = re.compile(r"(\.\s?){5,}|…{2,}|(\s?\.\s){4,}")
+# A line of a contents page: a title and the page it is on ("Scope 12", "1.2 Terms .... 1-3", "ix").
+_TOC_ENTRY = re.compile(r"[A-Za-z)\]]{2,}[\s.…_]*\s(?:\d{1,4}|[ivxlc]{1,5}|[A-Z]?\d{1,2}-\d{1,3})$")
+# Run-in headings: "7.3.3.3 Terrain category — The roughness ..." (the title ends at the dash).
+_RUN_IN = re.compile(r"^(?P<title>[^.:\u2013\u2014]{3,80}?)(?:\s[\u2013\u2014]\s|\.\s|:\s)(?P<text>[A-Z(].{12,})$")
 
 
 def _title_ok(text: str | None) -> bool:
     if not text:
         return False
     text = text.strip()
-    return bool(re.match(r"^[A-Za-z]", text)) and len(text) < 140 and not _TOC_LEADER.search(text)
+    return (
+        bool(re.match(r"^[A-Za-z]", text))
+        and bool(re.search(r"[A-Za-z]{2}", text))
+        and len(text) < 140
+        and not _TOC_LEADER.search(text)
+    )
 
 
 def slug(text: str) -> str:
@@ -68,6 +81,19 @@ class Line:
     text: str
     page: int
     bbox: list[float]
+    size: float = 0.0
+    bold: bool = False
+    lead: str = ""
+
+
+@dataclass
+class Heading:
+    number: tuple[int, ...]
+    code: str
+    title: str
+    used: int  # lines the heading takes (number and title on lines of their own)
+    strong: bool  # "Section 5": may jump further
+    typographic: bool  # bold or larger than the body text
 
 
 @dataclass
@@ -82,16 +108,59 @@ class Draft:
 
 
 def _is_toc_page(lines: list[dict[str, Any]]) -> bool:
-    leaders = sum(1 for ln in lines if _TOC_LEADER.search(ln["text"]))
-    bare_numbers = sum(1 for ln in lines if re.fullmatch(r"\d{1,3}", ln["text"].strip()))
-    titled_numbers = sum(1 for ln in lines if re.search(r"[A-Za-z]{3,}\s+\d{1,3}$", ln["text"].strip()))
-    contents = any(re.fullmatch(r"(table of )?contents", ln["text"].strip(), re.I) for ln in lines[:6])
+    """A contents page (or a list of tables/figures): dot leaders, or most lines ending in a page number."""
+    texts = [ln["text"].strip() for ln in lines]
+    leaders = sum(1 for t in texts if _TOC_LEADER.search(t))
+    bare_numbers = sum(1 for t in texts if re.fullmatch(r"\d{1,3}", t))
+    titled_numbers = sum(1 for t in texts if re.search(r"[A-Za-z]{3,}\s+\d{1,3}$", t))
+    entries = sum(1 for t in texts if _TOC_ENTRY.search(t) and not t.endswith("."))
+    contents = any(
+        re.fullmatch(r"(table of )?contents|list of (tables|figures)|index", t, re.I) for t in texts[:6]
+    )
     return (
         leaders >= 4
         or bare_numbers >= 8
         or titled_numbers >= 8
-        or (contents and bare_numbers + leaders + titled_numbers >= 3)
+        or (entries >= 8 and entries >= 0.4 * len(texts))
+        or (contents and bare_numbers + leaders + max(titled_numbers, entries) >= 3)
     )
+
+
+def _norm(text: str) -> str:
+    """Text with digits and spacing normalised: the same running header on every page."""
+    return re.sub(r"\s+", " ", re.sub(r"\d+", "#", text.lower())).strip(" .|-\u2013")
+
+
+def strip_running_lines(pages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Pages without their running headers and footers: lines in the top or bottom band that recur
+    (digits normalised) on several pages, and numbers that follow the page sequence (printed page
+    numbers that the page's own bands missed)."""
+    seen: dict[str, set[int]] = {}
+    for p in pages:
+        for ln in p["lines"]:
+            if ln.get("band"):
+                seen.setdefault(_norm(ln["text"]), set()).add(p["page"])
+    # on most pages of a stretch (a chapter's header), not on a few pages far apart ("(informative)")
+    running = {k for k, v in seen.items() if len(v) >= 3 and len(k) < 120 and len(v) >= 0.4 * (max(v) - min(v) + 1)}
+    offsets: dict[int, int] = {}
+    for p in pages:
+        for ln in p["lines"]:
+            if re.fullmatch(r"\d{1,4}", ln["text"].strip()):
+                off = int(ln["text"]) - p["page"]
+                offsets[off] = offsets.get(off, 0) + 1
+    offset = max(offsets, key=lambda o: offsets[o]) if offsets else None
+    if offset is not None and offsets[offset] < max(3, 0.2 * len(pages)):
+        offset = None
+    out = []
+    for p in pages:
+        keep = [
+            ln
+            for ln in p["lines"]
+            if not (ln.get("band") and _norm(ln["text"]) in running)
+            and not (offset is not None and ln["text"].strip() == str(p["page"] + offset))
+        ]
+        out.append(p if len(keep) == len(p["lines"]) else {**p, "lines": keep})
+    return out
 
 
 class _Parser:
@@ -101,47 +170,104 @@ class _Parser:
         self.lines: list[Line] = []
         self.toc_pages = {p["page"] for p in pages if _is_toc_page(p["lines"])}
         for p in pages:
-            self.lines += [Line(ln["text"], p["page"], ln["bbox"]) for ln in p["lines"]]
+            self.lines += [
+                Line(ln["text"], p["page"], ln["bbox"], ln.get("size", 0.0), ln.get("bold", False), ln.get("lead", ""))
+                for ln in p["lines"]
+            ]
         self.drafts: list[Draft] = []
         self.current_number: tuple[int, ...] | None = None
         self.current_annex: str | None = None
+        self.seen_codes: set[str] = set()
+        sizes: dict[float, int] = {}
+        bold_chars = 0
+        for ln in self.lines:
+            sizes[ln.size] = sizes.get(ln.size, 0) + len(ln.text)
+            bold_chars += len(ln.text) if ln.bold else 0
+        self.body_size = max(sizes, key=lambda k: sizes[k]) if sizes else 0.0
+        total = sum(sizes.values()) or 1
+        # Typography tells headings apart when the body is not bold and numbered lines are.
+        bold_numbered = sum(1 for ln in self.lines if (ln.bold or ln.lead) and NUMBERED.match(ln.text))
+        self.typography = bold_chars < 0.3 * total and bold_numbered >= 3
+        # OCR text layers guess fonts: a plain line there may still be a heading
+        self.born_digital = sum(1 for p in pages if p.get("scanned")) < 0.5 * max(1, len(pages))
+
+    def _typographic(self, line: Line, number_text: str) -> bool:
+        if line.bold or (line.lead and line.lead.startswith(number_text.split()[0])):
+            return True
+        return bool(self.body_size) and line.size >= self.body_size + 1.5
 
     # ---- heading recognition ----
-    def _numbered(self, i: int) -> tuple[tuple[int, ...], str, int, bool] | None:
-        """(number, title, lines consumed, strong) for a clause heading at line i, else None."""
+    def _numbered(self, i: int) -> Heading | None:
+        """The clause heading at line i, else None."""
         line = self.lines[i]
         if line.page in self.toc_pages:
             return None
         nxt = self.lines[i + 1].text if i + 1 < len(self.lines) else None
         m = SECTION.match(line.text)
+        if m and m.group("word") == "Chapter" and not self._typographic(line, m.group(0)):
+            m = None  # "Chapter 3 gives ..." in a sentence; a chapter heading is set apart
         if m:
             number = (int(m.group("num").translate(_DIGITISH)),)
             rest = m.group("rest").strip()
-            if rest.endswith(".") or ". " in rest or rest.startswith("."):
+            if rest.endswith(".") and not line.bold or ". " in rest or rest.startswith("."):
                 return None  # "... given in Section 6. Annex B gives ..." is a sentence
-            if rest and _title_ok(rest):
-                return number, rest, 1, True
+            if rest and _title_ok(rest) and (rest[0].isupper() or rest[0] == "("):
+                return Heading(number, str(number[0]), rest.rstrip("."), 1, True, line.bold)
             if not rest and _title_ok(nxt):
-                return number, nxt or "", 2, True
+                return Heading(number, str(number[0]), nxt or "", 2, True, line.bold)
             return None
         m = NUMBERED.match(line.text)
         if not m:
             return None
         raw = m.group("num")
-        parts = [p for p in re.split(r"\s?\.\s?", raw) if p]
-        if not all(re.fullmatch(r"\d{1,2}", p.translate(_DIGITISH)) for p in parts):
+        parts = [p for p in re.split(r"\s?[.\-]\s?", raw) if p]
+        if not all(re.fullmatch(r"\d{1,4}", p.translate(_DIGITISH)) for p in parts):
             return None
         number = tuple(int(p.translate(_DIGITISH)) for p in parts)
+        if any(n > 99 for n in number[1:]):
+            return None
+        hyphen = "-" in raw
+        code = ".".join(map(str, number)) if not hyphen else f"{number[0]}-" + ".".join(map(str, number[1:]))
+        typographic = self.typography and self._typographic(line, raw)
+        if number[0] > 99 and not typographic:
+            return None  # "1603.1" headings of a quoted code: only when set as headings
         rest = (m.group("rest") or "").strip()
         if len(number) == 1 and rest and not re.match(r"^[A-Z][A-Za-z]{2,}", rest):
             return None  # a top-level heading needs a real word: "1 General", not "7 A" from a formula
         if rest:
-            if not _title_ok(rest) or not rest[0].isupper():
+            if not _title_ok(rest) or not (rest[0].isupper() or rest[0] == "["):
                 return None  # "5.3.2 and 5.3.3 apply ..." is a sentence, not a heading
-            return number, rest, 1, False
+            title, used = self._title(line, raw, rest, i)
+            return Heading(number, code, title, used, False, typographic)
         if _title_ok(nxt) and not NUMBERED.match(nxt or "") and not (nxt or "").startswith("("):
-            return number, nxt or "", 2, False
+            return Heading(number, code, nxt or "", 2, False, typographic or self._typographic(self.lines[i + 1], ""))
         return None
+
+    def _title(self, line: Line, raw: str, rest: str, i: int) -> tuple[str, int]:
+        """A heading's title and the lines it takes: a run-in heading's title ends where its bold
+        words or its dash end; a bold title wrapped onto a second bold line takes that line too."""
+        if line.lead and not line.bold and len(line.lead) > len(raw) + 2:
+            title = line.lead[len(raw) :].strip(" .:\u2013\u2014-")
+            if title:
+                return title, 1
+        if not line.bold:
+            m = _RUN_IN.match(rest)
+            if m and len(m.group("title").split()) <= 8 and len(m.group("text").split()) >= 4:
+                return m.group("title").strip(), 1
+            return rest, 1
+        if i + 1 < len(self.lines):
+            nxt = self.lines[i + 1]
+            if (
+                nxt.bold
+                and nxt.page == line.page
+                and -0.5 <= (nxt.bbox[1] - line.bbox[3]) / max(1.0, line.bbox[3] - line.bbox[1]) < 0.8
+                and len(nxt.text) < 90
+                and not NUMBERED.match(nxt.text)
+                and not parse_caption(nxt.text)
+                and not rest.endswith(".")
+            ):
+                return f"{rest} {nxt.text}", 2
+        return rest.rstrip("."), 1
 
     def _annex(self, i: int) -> tuple[str, str, str, int] | None:
         """(letter, status, title, lines consumed) for an annex heading at line i."""
@@ -168,12 +294,27 @@ class _Parser:
     def _body_start(self) -> int:
         for i in range(len(self.lines)):
             found = self._numbered(i)
-            if found and found[0] == (1,):
+            if found and found.number == (1,):
                 for j in range(i + 1, min(len(self.lines), i + 80)):
                     nxt = self._numbered(j)
-                    if nxt and nxt[0] == (1, 1):
+                    if nxt and nxt.number == (1, 1):
                         return i
+        # no "1" followed by "1.1": the first numbered heading set as a heading opens the body
+        for i in range(len(self.lines)):
+            found = self._numbered(i)
+            if found and found.typographic and len(found.number) > 1 and found.number[0] < 100:
+                later = sum(1 for j in range(i + 1, min(len(self.lines), i + 400)) if (h := self._numbered(j)) and h.typographic)
+                if later >= 2:
+                    return i
         return len(self.lines)
+
+    def _accept(self, found: Heading) -> bool:
+        if found.code in self.seen_codes:
+            return False
+        if plausible_next(self.current_number, found.number, jump=9 if found.strong else 3):
+            return True
+        # a heading set in bold needs no sequence (codes that skip numbers or quote other codes' ones)
+        return self.typography and found.typographic and len(found.number) > 1
 
     # ---- the pass ----
     def parse(self) -> list[Draft]:
@@ -197,12 +338,14 @@ class _Parser:
                     text = self.current_annex[0] + text[1:]
                 m = re.match(
                     re.escape(self.current_annex)
-                    + r"\s?\.?\s?(?P<num>\d{1,2}(?:\s?\.\s?\d{1,2}){0,4})\.?(?:\s+(?P<rest>.*))?$",
+                    + r"\s?[.\-]?\s?(?P<num>[\dSlIO]{1,2}(?:\s?\.\s?[\dSlIO]{1,2}){0,4})\.?(?:\s+(?P<rest>.*))?$",
                     text,
                 )
+                if m and not re.search(r"\d", m.group("num")):
+                    m = None
                 rest = m.group("rest") if m else None
                 if m and ((_title_ok(rest) and rest[0].isupper()) or (not rest and i + 1 < len(self.lines))):
-                    number = tuple(int(p) for p in re.split(r"\s?\.\s?", m.group("num")))
+                    number = tuple(int(p.translate(_DIGITISH)) for p in re.split(r"\s?\.\s?", m.group("num")))
                     if plausible_next(self.current_number, number) or self.current_number is None:
                         self.current_number = number
                         title = m.group("rest") or self.lines[i + 1].text
@@ -219,14 +362,14 @@ class _Parser:
                         continue
             else:
                 found = self._numbered(i)
-                if found and plausible_next(self.current_number, found[0], jump=9 if found[3] else 3):
-                    number, title, used, _ = found
-                    self.current_number = number
-                    code = ".".join(map(str, number))
-                    parent = ".".join(map(str, number[:-1])) or None
-                    current = self._open(Draft(code, "clause", title.strip(), number, parent), line)
-                    current.lines += self.lines[i + 1 : i + used]
-                    i += used
+                if found and self._accept(found):
+                    self.current_number = found.number
+                    self.seen_codes.add(found.code)
+                    current = self._open(
+                        Draft(found.code, "clause", found.title.strip(), found.number, _parent_code(found.code)), line
+                    )
+                    current.lines += self.lines[i + 1 : i + found.used]
+                    i += found.used
                     continue
             if current is None:  # nothing before clause 1 reached the front matter: cannot happen
                 current = self._open(Draft("body", "front", "Body"), line)
@@ -240,35 +383,92 @@ class _Parser:
         return draft
 
     def _front_matter(self, lines: list[Line]) -> None:
-        """Split what comes before clause 1 at unnumbered headings (Foreword, National annex ...)."""
+        """Split what comes before clause 1 at unnumbered headings (Foreword, National annex ...):
+        the cover (first pages with little text, before any heading) and contents pages get kinds of
+        their own, and a document without numbered clauses is cut into heading- or page-sized parts."""
         current: Draft | None = None
         seen: set[str] = set()
+        cover = self._cover_pages(lines)
+
+        def open_(title: str, kind: str, line: Line) -> Draft:
+            code = slug(title)
+            n = 2
+            while code in seen:
+                code, n = f"{slug(title)}-{n}", n + 1
+            seen.add(code)
+            return self._open(Draft(code, kind, title), line)
+
         for k, line in enumerate(lines):
             prev = lines[k - 1] if k else None
             nxt = lines[k + 1] if k + 1 < len(lines) else None
             text = line.text.strip()
+            in_toc = line.page in self.toc_pages
+            if line.page in cover:
+                if current is None or current.kind != "cover":
+                    current = open_("Cover", "cover", line)
+                else:
+                    current.lines.append(line)
+                continue
             heading = (
-                line.page not in self.toc_pages
+                not in_toc
                 and 2 < len(text) < 70
                 and len(text.split()) <= 9
                 and text[0].isupper()
                 and not re.search(r"[.,;:]$", text)
-                and (prev is None or prev.page != line.page or re.search(r"[.:)]\s*$", prev.text))
+                and (prev is None or prev.page != line.page or re.search(r"[.:)]\s*$", prev.text) or self._set_apart(line, prev))
                 and nxt is not None
                 and nxt.page == line.page
                 and not parse_caption(text)
             )
-            in_toc = line.page in self.toc_pages
+            if (
+                heading
+                and self.typography
+                and self.born_digital
+                and current is not None
+                and not (line.bold or line.size >= self.body_size + 1.5)
+            ):
+                heading = False  # where headings are set in bold, a plain line is running text
             if current is None or heading or (in_toc and current.kind != "contents"):
                 title = "Contents" if in_toc else (text if heading else "Front matter")
-                code = slug(title)
-                n = 2
-                while code in seen:
-                    code, n = f"{slug(title)}-{n}", n + 1
-                seen.add(code)
-                current = self._open(Draft(code, "contents" if in_toc else "front", title), line)
+                current = open_(title, "contents" if in_toc else "front", line)
+                continue
+            if current.kind == "contents" and not in_toc:
+                current = open_("Front matter", "front", line)
+                continue
+            if (
+                line.page != current.lines[-1].page
+                and current.kind == "front"
+                and sum(len(ln.text) for ln in current.lines) > 2500
+            ):  # no heading for a page or more: page-sized parts
+                current = open_(f"{current.title.split(' (page')[0]} (page {line.page})", "front", line)
                 continue
             current.lines.append(line)
+
+    def _set_apart(self, line: Line, prev: Line) -> bool:
+        """A line set in bold or a larger size than the line above it (a heading after a paragraph
+        that ends without a full stop, e.g. a list)."""
+        return self.typography and (line.bold and not prev.bold or line.size >= prev.size + 1.5)
+
+    def _cover_pages(self, lines: list[Line]) -> set[int]:
+        """The first page(s) before any heading with little text: the cover and title pages."""
+        by_page: dict[int, int] = {}
+        for line in lines:
+            by_page[line.page] = by_page.get(line.page, 0) + len(line.text)
+        cover: set[int] = set()
+        for page in sorted(by_page)[:2]:
+            if by_page[page] > 600 or page in self.toc_pages:
+                break
+            cover.add(page)
+        return cover
+
+
+def _parent_code(code: str) -> str | None:
+    """"5.3.2" -> "5.3"; "2-1.1" -> "2-1"; "2-1" -> "2" (its chapter); "5" -> None."""
+    if "." in code:
+        return code.rsplit(".", 1)[0]
+    if "-" in code:
+        return code.split("-", 1)[0]
+    return None
 
 
 def _join(lines: list[Line]) -> tuple[str, list[list[int]]]:
@@ -283,7 +483,9 @@ def _join(lines: list[Line]) -> tuple[str, list[list[int]]]:
 
 def build_sections(doc: DocId, title: str, pages: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """Every section entry of a document, keyed by store key, in reading order."""
-    drafts = _Parser(doc, pages).parse()
+    pages = strip_running_lines(pages)
+    parser = _Parser(doc, pages)
+    drafts = parser.parse()
     entries: dict[str, dict[str, Any]] = {}
     caption_owner: dict[tuple[int, str, str], str] = {}
     for draft in drafts:
@@ -317,6 +519,8 @@ def build_sections(doc: DocId, title: str, pages: list[dict[str, Any]]) -> dict[
     ordered = list(entries)
     # Tables, figures and expressions as entries of their own, parented by the clause around them.
     for page in pages:
+        if page["page"] in parser.toc_pages:
+            continue  # a list of figures names every caption: not the objects themselves
         for obj in page["objects"]:
             parent = caption_owner.get((page["page"], obj["kind"], obj["number"])) or _section_on_page(
                 entries, page["page"]
@@ -351,7 +555,7 @@ def build_sections(doc: DocId, title: str, pages: list[dict[str, Any]]) -> dict[
                 "rows": obj.get("rows"),
             }
             _insert_after(ordered, parent, key)
-    _expressions(doc, entries, ordered)
+    _expressions(doc, entries, ordered, pages)
     for i, key in enumerate(ordered):
         entries[key]["previous"] = ordered[i - 1] if i else None
         entries[key]["next"] = ordered[i + 1] if i + 1 < len(ordered) else None
@@ -395,19 +599,20 @@ def _insert_after(ordered: list[str], parent: str | None, key: str) -> None:
         ordered.append(key)
 
 
-def _expressions(doc: DocId, entries: dict[str, dict[str, Any]], ordered: list[str]) -> None:
-    """Numbered expressions "(5.1)" at the end of a line become expression entries."""
+def _expressions(doc: DocId, entries: dict[str, dict[str, Any]], ordered: list[str], pages: list[dict[str, Any]]) -> None:
+    """Numbered expressions "(5.1)" at the end of a line become expression entries, with the crop of
+    the page band that holds the formula (extract-page) when there is one."""
+    crops = {(p["page"], e["number"]): e for p in pages for e in p.get("expressions", [])}
     for key in list(ordered):
         entry = entries[key]
-        if entry["kind"] not in ("clause", "annex"):
+        if entry["kind"] not in ("clause", "annex", "front"):
             continue
         lines = entry["text"].split("\n")
         for idx, line in enumerate(lines):
-            m = EXPRESSION.search(line)
-            if not m or re.search(r"\b(see|Expression|Equation|in|and|to)\s*$", line[: m.start()], re.I):
+            number = expression_number(line)
+            if number is None:
                 continue
-            number = clean_number(m.group("num"))
-            formula = line[: m.start()].strip()
+            formula = line[: EXPRESSION.search(line).start()].strip()  # type: ignore[union-attr]
             if not formula and idx:
                 formula = lines[idx - 1].strip()
             if len(formula) > 120 or (formula and formula[0] == "("):
@@ -417,6 +622,9 @@ def _expressions(doc: DocId, entries: dict[str, dict[str, Any]], ordered: list[s
                 continue
             offset = sum(len(ln) + 1 for ln in lines[:idx])
             page = page_at(entry["page_map"], offset)
+            crop = crops.get((page, number))
+            if entry["kind"] == "front" and crop is None:
+                continue
             entries[ekey] = {
                 "key": ekey,
                 "document": doc.display,
@@ -430,6 +638,8 @@ def _expressions(doc: DocId, entries: dict[str, dict[str, Any]], ordered: list[s
                 "pages": [page],
                 "parent": key,
                 "number": number,
+                "raw_number": number,
+                "bbox": crop["bbox"] if crop else None,
             }
             _insert_after(ordered, key, ekey)
 
