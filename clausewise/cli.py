@@ -486,17 +486,32 @@ def sample(
         "Which exposure coefficient Ce applies to a sheltered site, and what may the National Annex change?"
     ),
 ) -> None:
-    """The main job on the embedded default, offline: generate two sample codes (one born-digital, one
-    scanned-style), ingest them, and answer a question over them."""
+    """The main job on the embedded default, offline: generate two different sample codes (EN 1991-9-9
+    born-digital, and its companion part EN 1991-9-8, which cites it, scanned-style), ingest them, and
+    answer a question over them."""
+    import hashlib
+
     from clausewise.sample import write_sample_pdf
 
     directory.mkdir(parents=True, exist_ok=True)
-    files = [
-        write_sample_pdf(directory / "sample-code.pdf"),
-        write_sample_pdf(directory / "sample-code-scanned.pdf", scanned=True, designation="EN 1991-9-8"),
-    ]
+    samples = {
+        "EN 1991-9-9": write_sample_pdf(directory / "sample-code.pdf"),
+        "EN 1991-9-8": write_sample_pdf(
+            directory / "sample-code-scanned.pdf", scanned=True, designation="EN 1991-9-8", text="companion"
+        ),
+    }
+    files = list(samples.values())
     console.print(f"wrote {', '.join(str(f) for f in files)}")
-    ingest(files, store=store, overwrite=False, publisher=None, code=None, as_json=False)
+    # A store filled by an older release holds other files of these samples (EN 1991-9-8 used to be a
+    # copy of EN 1991-9-9): replace them. Only documents this command wrote (a fictional clausewise
+    # sample by their title) are replaced, never a user's own document under the same code.
+    stale = False
+    for entry in _system(store).stores.documents().values():
+        path = samples.get(str(entry.get("code")))
+        title = str(entry.get("title") or "")
+        if path is not None and entry.get("status") == "ingested" and "clausewise" in title and "fictional" in title:
+            stale = stale or entry.get("sha256") != hashlib.sha256(path.read_bytes()).hexdigest()
+    ingest(files, store=store, overwrite=stale, publisher=None, code=None, as_json=False)
     ask(question, store=store, as_json=False, thread=None)
 
 

@@ -259,14 +259,15 @@ class Writer:
         self.text(LEFT, 775, cover.reference, size=9)
 
 
-def typeset_sample(designation: str, year: int) -> pymupdf.Document:
-    """The born-digital sample as an open document: cover, foreword page, then the body."""
-    text = load_text(designation, year)
+def typeset_sample(designation: str, year: int, text: str = "main") -> pymupdf.Document:
+    """The born-digital sample (``text``: a name in :data:`~clausewise.sample.text.TEXTS`) as an open
+    document: cover, foreword page, then the body."""
+    content = load_text(designation, year, text)
     w = Writer(designation, year)
-    w.cover(text.cover)
+    w.cover(content.cover)
     w.new_page()
-    w.render(text.foreword)
+    w.render(content.foreword)
     w.new_page()
-    w.render(text.body)
+    w.render(content.body)
     w.flush()
     return w.doc
