@@ -1,17 +1,25 @@
 """Cross-references in code text: spotting them (ingestion) and checking the ones a model claims
-(query), with one set of rules, and resolving references into other documents against the master list.
+(query), with one set of rules, and resolving them when they are read.
 
 A reference is ``{"raw", "span", "kind", "target", "document", "resolved"}``: the words as printed,
 where they are in the section's text, the kind of thing named (clause, table, figure, expression,
-annex, document, neighbour), the store key it points to, and whether that key exists.
+annex, document, neighbour), the store key it points to, and whether that key existed at ingest.
+A reference into another document names the most specific object the words give ("EN 1990, Annex A1,
+Table A1.1" is ``CEN_EN1990_table_A1.1``); whether it leads anywhere depends on what the store holds
+when it is read, so readers (follow-refs, ``clausewise show``, ``GET /sections/{key}``) ask
+:func:`resolve` / :class:`Resolver`, never the stored ``resolved`` flag, which is a snapshot of commit.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from clausewise.keys import DocId, clean_number, find_designations, object_key, split_key
+
+if TYPE_CHECKING:
+    from clausewise.stores import Stores
 
 Section = dict[str, Any]
 
@@ -61,6 +69,85 @@ def _target_code(kind: str, number: str) -> str:
     return number if kind == "clause" else f"{kind}_{number}"
 
 
+# ---- objects of another document: "EN 1990, Annex A1, Table A1.1", "Expression (6.10) of EN 1990"
+# Looser than the rules above (lower-case words, OCR'd digits "Al.1", "A.I.I"): they only run next to a
+# designation, where a number can only be a place in that document.
+_EXT_KIND = (
+    r"(?P<kind>[Tt]ables?|[Ff]igures?|[Ff]ig\.|[Ee]xpressions?|[Ee]quations?|[Ee]qs?\.|[Aa]nnex(?:es)?|ANNEX"
+    r"|[Ss]ections?|[Cc]lauses?|[Ss]ubclauses?)"
+)
+_EXT_NUM = (
+    r"(?:(?:[A-H]\s?\.?\s?[\dIl]|\d)[\dIl]?(?:\s?\.(?:\s?\d|[Il])[\dIl]?){0,4}[a-z]?(?![A-Za-z\d])"
+    r"|\(\s?(?:[A-H]\s?\.?\s?)?\d{1,2}(?:\s?\.\s?\d{1,2}){0,3}(?:\s?[a-z])?\s?\)|[A-H]\d?\b)"
+)
+_EXT_BARE = (
+    r"(?:[A-H]\d?\.\d{1,2}(?:\.\d{1,2}){0,4}|[1-9]\d?(?:\.\d{1,2}){1,4})(?![\w.]*\d)(?!\s?(?:m|mm|kN|N|%|°|m2|m3)\b)"
+)
+_EXT_PARA = r"(?P<para>\s?\(\s?\d{1,2}\s?\)(?:\s?P\b)?)?"
+# after the designation: ", Annex A1", " Table A.1", ", 6.4.3.2", " A1.2.2(1)", " clause 3.1.2" (a comma
+# may break the line; a bare space may not: "EN 1991-1-1\n6.2 Title" is not 6.2 of EN 1991-1-1)
+_EXT_AFTER = re.compile(
+    r"(?:\s?,\s?|[ \t])(?:" + _EXT_KIND + r"\s?(?P<num>" + _EXT_NUM + r")|(?P<bare>" + _EXT_BARE + r"))" + _EXT_PARA
+)
+# before it: "Expression (6.10) of EN 1990", "see 4.3 of EN 1991-1-4", "Tables 5.1 and 5.2 of EN 1990"
+_EXT_BEFORE = re.compile(
+    r"(?:(?<![A-Za-z])" + _EXT_KIND + r"\s?(?P<num>" + _EXT_NUM + r")"
+    r"(?P<more>(?:\s?(?:,|and|or)\s?" + _EXT_NUM + r")*)"
+    r"|(?<![\w.,(])(?P<bare>" + _EXT_BARE + r"))" + _EXT_PARA + r"\s?,?\s(?P<prep>of|in)\s$"
+)
+_RANK = {"annex": 1, "clause": 2, "table": 3, "figure": 3, "expression": 3}
+_OLD_TAIL = re.compile(r"\s?,?\s?(?:clause\s)?(?P<num>\d{1,2}(?:\.\d{1,2}){1,4})")
+
+
+def _external_code(kind: str, number: str) -> tuple[str, str]:
+    """(kind, object code) of a number printed after a kind word, in another document."""
+    kind = _kind_code(kind)
+    number = re.sub(r"\s", "", number.strip().strip("()"))
+    if kind == "annex":
+        m = re.match(r"([A-H])\.?([\dIl]?)", number)
+        letter = (m.group(1) + m.group(2).replace("I", "1").replace("l", "1")) if m else number[:2]
+        return "annex", f"annex_{letter}"
+    return kind, _target_code(kind, number)
+
+
+def _bare_code(number: str) -> tuple[str, str]:
+    return "clause", clean_number(number)
+
+
+def _objects_after(text: str, end: int) -> tuple[int, tuple[str, str] | None]:
+    """The objects named right after a designation ending at ``end``: where the words end and the most
+    specific (table > clause > annex) as (kind, code), or None."""
+    best: tuple[str, str] | None = None
+    for _ in range(3):
+        m = _EXT_AFTER.match(text, end)
+        if not m:
+            break
+        found = _external_code(m.group("kind"), m.group("num")) if m.group("kind") else _bare_code(m.group("bare"))
+        if best is None or _RANK.get(found[0], 0) >= _RANK.get(best[0], 0):
+            best = found
+        end = m.end()
+    return end, best
+
+
+def _objects_before(text: str, start: int) -> tuple[list[tuple[tuple[int, int], tuple[str, str]]], int] | None:
+    """The objects named right before "of/in <designation>" starting at ``start``: [(span, (kind, code))]
+    in text order, and where the words begin; None when there are none."""
+    window_start = max(0, start - 90)
+    m = _EXT_BEFORE.search(text, window_start, start)
+    if not m:
+        return None
+    if m.group("bare") and m.group("prep") == "in" and not _CUE.search(text[max(0, m.start() - 25) : m.start()]):
+        return None  # "a factor 1.5 in EN 1990" is not clause 1.5: "in" needs a cue ("given in 4.3 in ...")
+    if m.group("bare"):
+        return [((m.start(), start), _bare_code(m.group("bare")))], m.start()
+    kind = m.group("kind")
+    found = [((m.start(), m.end("num")), _external_code(kind, m.group("num")))]
+    more_start = m.start("more")
+    for n in re.finditer(_EXT_NUM, m.group("more") or ""):
+        found.append(((more_start + n.start(), more_start + n.end()), _external_code(kind, n.group(0))))
+    return found, m.start()
+
+
 _OCR_VARIANTS = [("8", "B"), ("0", "D"), ("6", "G"), ("5", "S"), ("1", "I")]
 
 
@@ -99,7 +186,7 @@ def spot_references(doc: DocId, section: Section, known: set[str]) -> list[dict[
             # "Table 6.2 and 6.3.1.2(8)": a number after an object word may name a clause
             target = _ocr_variant(target, known) or (as_clause if maybe_clause and as_clause in known else target)
         taken.append(span)
-        # References into other documents are resolved at commit, against the master list.
+        # A reference into another document is resolved when read (resolve()), against the store as it is.
         refs.append(
             {
                 "raw": raw,
@@ -113,16 +200,23 @@ def spot_references(doc: DocId, section: Section, known: set[str]) -> list[dict[
 
     # Other documents first ("EN 1990, 6.4.3.2"), so their clause numbers are not read as ours.
     for found, span, _ in find_designations(text):
-        tail = re.match(r"\s?,?\s?(?:clause\s)?(?P<num>\d{1,2}(?:\.\d{1,2}){1,4})", text[span[1] : span[1] + 20])
-        target = None
-        end = span[1]
-        if tail:
-            target = object_key(found, tail.group("num"))
-            end += tail.end()
         if found.code == doc.code:  # the document naming itself, whatever publisher it was filed under
-            taken.append((span[0], end))
+            tail = _OLD_TAIL.match(text[span[1] : span[1] + 20])
+            taken.append((span[0], span[1] + (tail.end() if tail else 0)))
             continue
-        add(text[span[0] : end], (span[0], end), target or found.key, "document", found)
+        before = _objects_before(text, span[0])
+        if before and not any(a <= before[1] < b for a, b in taken):
+            objects = before[0]
+            for i, ((start, end), (kind, code)) in enumerate(objects):
+                end = span[1] if i == len(objects) - 1 else end  # the last one runs to the designation
+                add(text[start:end], (start, end), object_key(found, code), kind, found)
+            taken.append((before[1], span[1]))  # "and 5.2" in between is not ours either
+            continue
+        end, best = _objects_after(text, span[1])
+        if best is None:
+            add(text[span[0] : end], (span[0], end), found.key, "document", found)
+        else:
+            add(text[span[0] : end], (span[0], end), object_key(found, best[1]), best[0], found)
     for m in _OBJECT_REF.finditer(text):
         kind = _kind_code(m.group("kind"))
         head = (m.start(), m.end("first"))  # "Tables 5.1": the word and the first number
@@ -175,20 +269,135 @@ def claimed_references(section: Section, claimed: list[str], known: set[str]) ->
     return kept, wrong
 
 
-def resolve_external(
-    references: dict[str, list[dict[str, Any]]], doc_key: str, ingested: set[str], exists: Any
-) -> dict[str, set[str]]:
-    """Mark each reference into another document resolved when that document is ingested and the
-    target exists there (``exists(key)``); returns referenced document -> citing section keys."""
+NOT_INGESTED = "document not ingested"
+NOT_FOUND = "target not found in the document"
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """Where a reference leads now: ``key`` (a section key, or a document key for a reference to a whole
+    document) in ``document``; or None and the ``reason``."""
+
+    key: str | None
+    document: str
+    reason: str | None = None
+
+    @property
+    def resolved(self) -> bool:
+        return self.key is not None
+
+
+class Resolver:
+    """Resolves references against the store as it is when asked: a document is there while its
+    manifest is (as for every reader), read once per resolver, and its sections are those of the
+    generation that manifest serves. Make one per read (a query step, a request): it does not see
+    later changes."""
+
+    def __init__(self, stores: Stores):
+        self.stores = stores
+        self._present: dict[str, bool] = {}
+        self._visible: set[str] | None = None
+        self._sections: dict[str, set[str]] = {}
+
+    def present(self, doc_key: str) -> bool:
+        if doc_key not in self._present:
+            self._present[doc_key] = self.stores.manifest(doc_key) is not None
+        return self._present[doc_key]
+
+    @property
+    def visible(self) -> set[str]:
+        if self._visible is None:
+            self._visible = set(self.stores.visible_documents())
+        return self._visible
+
+    def document(self, doc_key: str) -> str | None:
+        """The visible document a cited key stands for: itself, or the one document filed under another
+        publisher with the same code ("BSI_EN1990" ingested with --publisher BSI for "EN 1990")."""
+        if self.present(doc_key):
+            return doc_key
+        code = split_key(doc_key)[1]
+        same = [d for d in self.visible if split_key(d)[1] == code]
+        return same[0] if len(same) == 1 else None
+
+    def sections(self, doc_key: str) -> set[str]:
+        if doc_key not in self._sections:
+            self._sections[doc_key] = set(self.stores.doc_table(doc_key, "sections"))
+        return self._sections[doc_key]
+
+    def resolve(self, ref: dict[str, Any], source: str | None = None) -> Resolution:
+        """Where ``ref`` (made by section ``source``, when known) leads now."""
+        cited = ref["document"]
+        doc_key = self.document(cited)
+        if doc_key is None:
+            return Resolution(None, cited, NOT_INGESTED)
+        target = ref.get("target")
+        if not target:
+            return Resolution(None, doc_key, NOT_FOUND)
+        if doc_key != cited and target.startswith(cited + "_"):
+            target = doc_key + target[len(cited) :]
+        elif target == cited:
+            target = doc_key
+        if target == doc_key:
+            return Resolution(doc_key, doc_key)
+        known = self.sections(doc_key)
+        if target in known:
+            return Resolution(target, doc_key)
+        internal = source is not None and source.startswith(cited + "_")
+        for variant in [] if internal or ref.get("kind") == "neighbour" else _variants(target, known):
+            return Resolution(variant, doc_key)  # ingestion already tried these inside a document
+        return Resolution(None, doc_key, NOT_FOUND)
+
+
+def _variants(key: str, known: set[str]) -> list[str]:
+    """Known keys an OCR slip or a spelling turned into ``key``: "Figure 81" is B.1, "A.1.1" is A1.1."""
+    out = []
+    ocr = _ocr_variant(key, known)
+    if ocr:
+        out.append(ocr)
+    prefix, _, code = key.rpartition("_")
+    m = re.fullmatch(r"([A-H])\.(\d\.\d.*)", code)  # "table A.I.I" read as A.1.1: Table A1.1
+    if m and f"{prefix}_{m.group(1)}{m.group(2)}" in known:
+        out.append(f"{prefix}_{m.group(1)}{m.group(2)}")
+    return out
+
+
+def resolve(ref: dict[str, Any], stores: Stores, source: str | None = None) -> Resolution:
+    """Where one reference (made by section ``source``) leads in ``stores`` now (a :class:`Resolver`
+    for many)."""
+    return Resolver(stores).resolve(ref, source)
+
+
+def resolved_references(refs: list[dict[str, Any]], resolver: Resolver, source: str) -> list[dict[str, Any]]:
+    """Section ``source``'s stored references as they resolve now: ``resolved``, ``target`` (the key
+    found, in the document that holds it), ``document`` and ``reason`` (None when resolved) replaced."""
+    out = []
+    for ref in refs:
+        found = resolver.resolve(ref, source)
+        out.append(
+            dict(
+                ref,
+                resolved=found.resolved,
+                target=found.key or ref.get("target"),
+                document=found.document,
+                reason=found.reason,
+            )
+        )
+    return out
+
+
+def resolve_external(references: dict[str, list[dict[str, Any]]], doc_key: str, stores: Stores) -> dict[str, set[str]]:
+    """At commit: mark each reference into another document with how it resolves now (a snapshot for
+    the ingest summary; readers resolve again) and return referenced document -> citing section keys."""
+    resolver = Resolver(stores)
     external: dict[str, set[str]] = {}
     for src, refs in references.items():
         for ref in refs:
             if ref["document"] != doc_key:
                 external.setdefault(ref["document"], set()).add(src)
-                target_doc_visible = ref["document"] in ingested
-                ref["resolved"] = target_doc_visible and (ref["target"] == ref["document"] or exists(ref["target"]))
-                if not target_doc_visible:
-                    ref["reason"] = "document not ingested"
+                found = resolver.resolve(ref, src)
+                ref["resolved"] = found.resolved
+                if found.reason:
+                    ref["reason"] = found.reason
     return external
 
 

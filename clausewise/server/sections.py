@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from fastapi import APIRouter, HTTPException, Response, status
 
 from clausewise.keys import is_safe_key
+from clausewise.references import Resolver, resolved_references
 from clausewise.server.deps import StoresDep
 
 sections = APIRouter(prefix="/sections", tags=["sections"])
@@ -21,14 +22,16 @@ def _checked(key: str) -> str:
 
 @sections.get("/{key}")
 def get_section(key: str, stores: StoresDep) -> dict[str, Any]:
-    """One section with its references and precedence rules."""
+    """One section with its references (resolved against the documents ingested now) and precedence rules."""
     section = stores.lookup("sections", _checked(key))
     if section is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"no section {key!r} (see GET /documents)")
     return {
         "key": key,
         **section,
-        "references": stores.lookup("references", key) or [],
+        "references": resolved_references(
+            cast(list[Any], stores.lookup("references", key) or []), Resolver(stores), key
+        ),
         "precedence": stores.lookup("precedence", key) or [],
         "has_image": bool((stores.lookup("objects", key) or {}).get("image")),
     }

@@ -38,8 +38,7 @@ def _commit_document(
     doc_key = doc["key"]
     sections: dict[str, dict[str, Any]] = state["sections"]
     references: dict[str, list[dict[str, Any]]] = state["references"]
-    ingested = {k for k, v in stores.documents().items() if v.get("status") == "ingested"} | {doc_key}
-    external = resolve_external(references, doc_key, ingested, lambda key: stores.lookup("sections", key) is not None)
+    external = resolve_external(references, doc_key, stores)  # a snapshot for the summary; read resolves again
     writer = stores.new_generation(doc_key)
     objects = {}
     page_objects = {(p["page"], o["kind"], o["number"]): o for p in state["page_results"] for o in p["objects"]}
@@ -105,6 +104,7 @@ def _commit_document(
                 ref_entry.setdefault("code", doc_display(target))
                 ref_entry.setdefault("publisher", split_key(target)[0])
             ref_entry["referenced_by"] = sorted(set(ref_entry.get("referenced_by", [])) | sources)
+        fold_aliases(docs)
         return {k: v for k, v in docs.items() if v.get("status") == "ingested" or v.get("referenced_by")}
 
     stores.update_documents(update_master)
@@ -121,6 +121,22 @@ def _commit_document(
     writer.publish({"doc_key": doc_key, "sha256": doc["sha256"], "counts": counts, "committed_at": now, "entry": entry})
     stores.garbage_collect(doc_key)
     return counts
+
+
+def fold_aliases(docs: dict[str, Any]) -> None:
+    """Citations of a document not ingested under the key they name ("CEN_EN1990") but ingested under
+    another publisher ("BSI_EN1990", --publisher BSI) are listed on the ingested entry, which is the one
+    they resolve to (references.Resolver.document); the referenced-only entry then goes."""
+    ingested: dict[str, list[str]] = {}
+    for key, entry in docs.items():
+        if entry.get("status") == "ingested":
+            ingested.setdefault(split_key(key)[1], []).append(key)
+    for key, entry in docs.items():
+        same = ingested.get(split_key(key)[1], [])
+        if entry.get("status") != "ingested" and len(same) == 1 and entry.get("referenced_by"):
+            target = docs[same[0]]
+            target["referenced_by"] = sorted(set(target.get("referenced_by", [])) | set(entry["referenced_by"]))
+            entry["referenced_by"] = []
 
 
 def summarise(

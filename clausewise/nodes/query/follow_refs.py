@@ -1,5 +1,7 @@
 """follow-refs: the references of every relevant section not yet followed (2nd and 3rd order), and
-neighbours for "see above / the following table", become candidates one hop further."""
+neighbours for "see above / the following table", become candidates one hop further. References are
+resolved here, against the documents visible now (references.Resolver): a reference into a document
+ingested after the citing one leads into it."""
 
 from __future__ import annotations
 
@@ -9,8 +11,9 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from clausewise.graph.state import RESET, QueryContext, QueryState
+from clausewise.keys import split_key
 from clausewise.nodes.query.deps import deps_of
-from clausewise.references import claimed_references, doc_display
+from clausewise.references import NOT_FOUND, NOT_INGESTED, Resolver, claimed_references, doc_display
 
 
 def follow_refs(state: QueryState, runtime: Runtime[QueryContext]) -> dict[str, Any]:
@@ -19,7 +22,7 @@ def follow_refs(state: QueryState, runtime: Runtime[QueryContext]) -> dict[str, 
     extracts = state.get("extracts") or {}
     cands = state.get("candidates") or {}
     followed = state.get("followed") or {}
-    visible = set(deps.stores.visible_documents())
+    resolver = Resolver(deps.stores)
     new: dict[str, dict[str, Any]] = {}
     unfollowed = list(state.get("unfollowed_references") or [])
     unresolved = list(state.get("unresolved_references") or [])
@@ -57,20 +60,27 @@ def follow_refs(state: QueryState, runtime: Runtime[QueryContext]) -> dict[str, 
                 }
             )
         for ref in targets:
-            target, raw = ref.get("target"), ref["raw"].strip()
-            if ref["document"] not in visible:
+            raw = ref["raw"].strip()
+            found = resolver.resolve(ref, key)
+            if found.reason == NOT_INGESTED:
                 unresolved.append(
                     {
                         "from_key": key,
                         "ref": raw,
                         "document": ref["document"],
-                        "reason": f"document not ingested ({doc_display(ref['document'])})",
+                        "reason": f"{NOT_INGESTED} ({doc_display(ref['document'])})",
                     }
                 )
                 continue
+            target = found.key
+            if target == found.document:
+                continue  # the whole document: nothing to read
             if not target or deps.section(target) is None:
                 if ref["kind"] != "neighbour":
-                    unresolved.append({"from_key": key, "ref": raw, "reason": "target not found in the document"})
+                    reason = NOT_FOUND
+                    if found.document != split_doc(key):
+                        reason += f" ({doc_display(found.document)})"
+                    unresolved.append({"from_key": key, "ref": raw, "reason": reason})
                 continue
             if hop + 1 > max_hops:
                 unfollowed.append({"from_key": key, "ref": raw, "target": target})
@@ -104,6 +114,11 @@ def follow_refs(state: QueryState, runtime: Runtime[QueryContext]) -> dict[str, 
     if new:
         update["hops"] = max(state.get("hops", 0), max(e["hop"] for e in new.values()))
     return update
+
+
+def split_doc(key: str) -> str:
+    publisher, code, _ = split_key(key)
+    return f"{publisher}_{code}"
 
 
 def _unique(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
