@@ -33,7 +33,16 @@ class Settings(BaseSettings):
     store_dir: Path = Field(Path("./clausewise-data"), description="Local store directory.")
     clausewise_cache_dir: Path = Field(
         Path.home() / ".cache" / "clausewise",
-        description="Derived local files when the store is a bucket (keyword index, threads, model export).",
+        description="User cache: the CLI's conversation threads (one file per store), and derived local files "
+        "when the store is a bucket (keyword index, server jobs, model export).",
+    )
+    clausewise_threads_max: int = Field(
+        100, ge=1, description="Conversation threads kept (server memory; CLI file per store); least recent dropped."
+    )
+    clausewise_thread_ttl_s: float = Field(3600.0, gt=0, description="A server thread idle this long is dropped.")
+    clausewise_max_query_kb: int = Field(64, ge=1, description="Largest request body but an upload, in KB.")
+    clausewise_docs_public: bool = Field(
+        False, description="Serve /docs, /redoc and /openapi.json without the API key."
     )
     max_file_mb: int = Field(200, description="Largest PDF accepted, in MB.")
     max_pages: int = Field(2000, description="Most pages accepted in one PDF.")

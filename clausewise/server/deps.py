@@ -20,10 +20,20 @@ from clausewise.system import System
 class ServerState:
     settings: Settings  # the deployment settings with create_app's arguments applied (limits, key, CORS)
     system: System
-    query_graph: Any
+    query_graph: Any  # checkpointed in ``threads``: questions with a thread id
     jobs: JobBook
     runner: IngestRunner
     upload_dir: Path
+    oneshot_graph: Any = None  # the same graph without a checkpointer: questions without a thread id
+    threads: Any = None  # the BoundedSaver behind query_graph
+
+    def graph_for(self, thread_id: str | None) -> Any:
+        return self.query_graph if thread_id or self.oneshot_graph is None else self.oneshot_graph
+
+    def thread_done(self, thread_id: str | None) -> None:
+        """After a run on a thread: keep only its latest checkpoint (what a follow-up reads)."""
+        if thread_id and self.threads is not None:
+            self.threads.prune([thread_id], strategy="keep_latest")
 
     @property
     def stores(self) -> Stores:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
@@ -22,7 +21,7 @@ CONTRACT = tuple(QueryOutput.__annotations__)  # the graph's output schema is th
 
 
 def _config(thread_id: str | None) -> dict[str, Any]:
-    return {"configurable": {"thread_id": thread_id or f"api-{time.time_ns()}"}}
+    return {"configurable": {"thread_id": thread_id}} if thread_id else {}
 
 
 def _contract(values: dict[str, Any]) -> dict[str, Any]:
@@ -49,10 +48,13 @@ def sse(event: str, data: Any) -> str:
 def _answer(server: Any, body: QueryRequest) -> dict[str, Any]:
     from clausewise.nodes.query.triage import QueryInputError
 
+    graph = server.graph_for(body.thread_id)
     try:
-        return _contract(dict(server.query_graph.invoke({"question": body.question}, config=_config(body.thread_id))))
+        return _contract(dict(graph.invoke({"question": body.question}, config=_config(body.thread_id))))
     except QueryInputError as exc:
         raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, str(exc)) from exc
+    finally:
+        server.thread_done(body.thread_id)
 
 
 @query.post("", response_model=QueryOutput)
@@ -66,7 +68,7 @@ def _stream_events(server: Any, body: QueryRequest) -> Iterator[str]:
 
     values: dict[str, Any] = {}
     try:
-        for mode, chunk in server.query_graph.stream(
+        for mode, chunk in server.graph_for(body.thread_id).stream(
             {"question": body.question}, config=_config(body.thread_id), stream_mode=["updates", "values"]
         ):
             if mode == "values":
@@ -80,6 +82,8 @@ def _stream_events(server: Any, body: QueryRequest) -> Iterator[str]:
     except Exception as exc:  # the status line is sent: report in the stream
         yield sse("error", {"detail": f"internal error: {type(exc).__name__}"})
         return
+    finally:
+        server.thread_done(body.thread_id)
     yield sse("answer", _contract(values))
 
 

@@ -133,9 +133,7 @@ class Lease:
         deadline = time.monotonic() + timeout_s
         while not self.try_acquire():
             if time.monotonic() >= deadline:
-                raise StoreError(
-                    f"{self.path} is held by another writer (waited {timeout_s:.0f} s); try again later"
-                )
+                raise StoreError(f"{self.path} is held by another writer (waited {timeout_s:.0f} s); try again later")
             time.sleep(self.poll_s)
         self._stop.clear()
         self._renewer = threading.Thread(target=self._renew_loop, name=f"lease {self.path}", daemon=True)
@@ -328,12 +326,21 @@ class Stores:
             return self._doc_cache[cache_key]  # type: ignore[no-any-return]
         raise StoreError(f"{doc_key} keeps changing under this reader; try again")
 
-    def doc_vectors(self, doc_key: str) -> np.ndarray | None:
-        manifest = self.manifest(doc_key)
-        if manifest is None:
-            return None
-        got = self.blobs.read(f"docs/{doc_key}/{manifest['generation']}/vectors.npy")
+    def doc_vectors(self, doc_key: str, generation: str | None = None) -> np.ndarray | None:
+        """The vectors of the visible generation (or of ``generation``); None when absent."""
+        if generation is None:
+            manifest = self.manifest(doc_key)
+            if manifest is None:
+                return None
+            generation = manifest["generation"]
+        got = self.blobs.read(f"docs/{doc_key}/{generation}/vectors.npy")
         return None if got is None else np.load(io.BytesIO(got[0]))
+
+    def generation_json(self, doc_key: str, generation: str, table: str) -> Any:
+        """One table of one generation, uncached; None when absent (e.g. the generation was replaced)."""
+        path = f"docs/{doc_key}/{generation}/{table}.json"
+        got = self.blobs.read(path)
+        return None if got is None else _loads(got[0], path)
 
     def object_image(self, key: str) -> bytes | None:
         entry = self.lookup("objects", key)

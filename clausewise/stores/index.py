@@ -71,21 +71,34 @@ class LocalVectorIndex:
         self._lock = threading.Lock()
 
     def _refresh(self) -> None:
-        docs = self.stores.visible_documents()
-        signature = tuple(sorted((k, m["generation"]) for k, m in docs.items()))
-        if signature == self._signature:
+        """Load the vectors and chunks of exactly the generations the manifests name; one replaced or
+        deleted meanwhile (its files gone) means the documents changed under this reader: start over."""
+        for _ in range(5):
+            docs = self.stores.visible_documents()
+            signature = tuple(sorted((k, m["generation"]) for k, m in docs.items()))
+            if signature == self._signature:
+                return
+            matrices, chunks, changed = [], [], False
+            for doc_key, generation in signature:
+                vectors = self.stores.doc_vectors(doc_key, generation)
+                table = self.stores.generation_json(doc_key, generation, "chunks")
+                if vectors is None or table is None:
+                    if self.stores.manifest(doc_key) != docs[doc_key]:
+                        changed = True
+                        break
+                    raise StoreError(f"vector index of {doc_key} is missing")
+                doc_chunks = table.get("chunks", [])
+                if len(vectors) != len(doc_chunks):
+                    raise StoreError(f"vector index of {doc_key} does not match its chunks")
+                matrices.append(vectors)
+                chunks.extend(doc_chunks)
+            if changed:
+                continue
+            self._matrix = np.vstack(matrices) if matrices else np.zeros((0, 0), dtype=np.float32)
+            self._chunks = chunks
+            self._signature = signature
             return
-        matrices, chunks = [], []
-        for doc_key, _ in signature:
-            vectors = self.stores.doc_vectors(doc_key)
-            doc_chunks = self.stores.doc_table(doc_key, "chunks").get("chunks", [])
-            if vectors is None or len(vectors) != len(doc_chunks):
-                raise StoreError(f"vector index of {doc_key} is missing or does not match its chunks")
-            matrices.append(vectors)
-            chunks.extend(doc_chunks)
-        self._matrix = np.vstack(matrices) if matrices else np.zeros((0, 0), dtype=np.float32)
-        self._chunks = chunks
-        self._signature = signature
+        raise StoreError("the documents keep changing under this reader; try again")
 
     def __len__(self) -> int:
         with self._lock:

@@ -186,7 +186,7 @@ class LocalBlobs:
         base = self._path(prefix.rstrip("/")) if prefix else self.root
         if base.is_file():
             return [prefix]
-        out = []
+        out: list[str] = []
         for dirpath, dirnames, filenames in os.walk(base):  # os.walk skips folders that vanish
             dirnames[:] = [d for d in dirnames if not d.startswith(".")]
             rel = Path(dirpath).relative_to(self.root).as_posix()
