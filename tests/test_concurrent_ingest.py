@@ -124,8 +124,9 @@ def test_an_incomplete_document_is_ingested_again_not_skipped(
     assert output["status"] == "skipped"  # complete now: the same file is skipped again
 
 
-def test_every_file_the_manifest_names_is_listed_in_it(ingest_pdf: Callable[..., Any], sample_pdf: Path,
-                                                       tmp_path: Path) -> None:
+def test_every_file_the_manifest_names_is_listed_in_it(
+    ingest_pdf: Callable[..., Any], sample_pdf: Path, tmp_path: Path
+) -> None:
     stores, _ = ingest_pdf(tmp_path / "store", sample_pdf)
     manifest = stores.manifest(DOC)
     generation = manifest["generation"]  # type: ignore[index]

@@ -134,9 +134,7 @@ with Stores(LocalBlobs(sys.argv[1])).document_lock(sys.argv[2]):
 
 def test_local_guard_of_a_killed_holder_is_free_at_once(tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
-    proc = subprocess.Popen(
-        [sys.executable, "-c", HOLD_AND_WAIT, str(tmp_path), DOC], stdout=subprocess.PIPE, env=env
-    )
+    proc = subprocess.Popen([sys.executable, "-c", HOLD_AND_WAIT, str(tmp_path), DOC], stdout=subprocess.PIPE, env=env)
     try:
         assert proc.stdout is not None and proc.stdout.readline().strip() == b"held"
         with pytest.raises(StoreError):
