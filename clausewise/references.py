@@ -31,6 +31,13 @@ _OBJECT_REF = re.compile(
     _OBJ + r"\s*(?P<first>\(?\s?" + _NUMTOK + r"\s?\)?|[A-H]\b)"
     r"(?P<more>(?:\s?(?:,|and|or|to|-)\s?(?:\(?\s?" + _NUMTOK + r"\s?\)?|[A-H]\b))*)"
 )
+# Numbers the grammar above cannot hold: suffixes "Table A1.2(B)", chapter-hyphen "Table 2-1",
+# "Figure C-1", "2-1.1", quoted codes' "Section 1705.13". Taken only where the document has such keys.
+_WIDE_OBJECT_REF = re.compile(
+    r"(?P<kind>Tables?|TABLES?|Figures?|FIGURES?|Fig\.|FIG\.|Expressions?|Equations?|Eqs?\.|Sections?|[Cc]lauses?"
+    r"|[Pp]aragraphs?|[Ss]ubclauses?)\s*\(?(?P<num>(?:[A-Z]\d?[.-]?)?\d{1,4}(?:[.-]\d{1,3}){0,4}[a-z]?(?:\([A-Z0-9]{1,2}\))?)"
+    r"(?![\w-])"
+)
 _BARE_CLAUSE = re.compile(
     r"(?<![\w.,(])(?P<num>[1-9]\d?(?:\.\d{1,2}){1,4})(?P<para>\s?\(\s?\d{1,2}\s?\)\s?P?)?(?![\w.]*\d)(?!\s?(?:m|mm|kN|N|%|°|m2|m3)\b)"
 )
@@ -59,6 +66,13 @@ def _kind_code(kind: str) -> str:
         "clause": "clause",
         "subclause": "clause",
     }.get(k, k)
+
+
+def _wide_target(kind: str, number: str) -> str:
+    """The object code of a number in the wide form, as the caption or heading printed it."""
+    number = re.sub(r"\s", "", number)
+    kind = "clause" if kind.lower().startswith("paragraph") else _kind_code(kind)
+    return number if kind == "clause" else f"{kind}_{number}"
 
 
 def _target_code(kind: str, number: str) -> str:
@@ -217,6 +231,16 @@ def spot_references(doc: DocId, section: Section, known: set[str]) -> list[dict[
             add(text[span[0] : end], (span[0], end), found.key, "document", found)
         else:
             add(text[span[0] : end], (span[0], end), object_key(found, best[1]), best[0], found)
+    wide_kinds = {split_key(k)[2].split("_")[0] for k in known if re.search(r"\d-\d|[A-Z]-\d|\)$", split_key(k)[2])}
+    for m in _WIDE_OBJECT_REF.finditer(text):
+        number = m.group("num")
+        if not re.search(r"\d-\d|[A-Z]-\d|\(|\d{3}", number):
+            continue  # the usual "Table 5.1": the rules below
+        code = _wide_target(m.group("kind"), number)
+        key = object_key(doc, code)
+        kind = code.split("_")[0] if "_" in code else "clause"
+        if key in known or (kind in wide_kinds or kind == "clause" and "clause" in wide_kinds) and "-" in number:
+            add(m.group(0), m.span(), key, kind)
     for m in _OBJECT_REF.finditer(text):
         kind = _kind_code(m.group("kind"))
         head = (m.start(), m.end("first"))  # "Tables 5.1": the word and the first number

@@ -42,24 +42,35 @@ def _commit_document(
     writer = stores.new_generation(doc_key)
     objects = {}
     page_objects = {(p["page"], o["kind"], o["number"]): o for p in state["page_results"] for o in p["objects"]}
+    # numbered expressions are cropped like figures (on a scan the formula is often only a picture)
+    page_objects |= {
+        (p["page"], "expression", e["number"]): e for p in state["page_results"] for e in p.get("expressions", [])
+    }
     for key, s in sections.items():
-        if s["kind"] in ("table", "figure"):
+        if s["kind"] in ("table", "figure", "expression"):
             raw = page_objects.get((s["pages"][0], s["kind"], s.get("raw_number", s["number"])))
             image = writer.put_image(key, raw["png"]) if crop_images and raw and raw.get("png") else None
             objects[key] = {
                 "key": key,
                 "kind": s["kind"],
                 "number": s["number"],
-                "caption": s.get("caption"),
+                "caption": s.get("caption") or s.get("title"),
                 "page": s["pages"][0],
                 "bbox": s.get("bbox"),
                 "image": image,
-                "description": state["descriptions"].get(key, ""),
+                "description": state["descriptions"].get(key)
+                or (f"{s['title']}: {s.get('formula', '')}".rstrip(": ") if s["kind"] == "expression" else ""),
             }
             s["description"] = objects[key]["description"]
             s["image"] = image
     formulae = {
-        k: {"key": k, "formula": s.get("formula", ""), "page": s["pages"][0], "section": s.get("parent")}
+        k: {
+            "key": k,
+            "formula": s.get("formula", ""),
+            "page": s["pages"][0],
+            "section": s.get("parent"),
+            "image": s.get("image"),
+        }
         for k, s in sections.items()
         if s["kind"] == "expression"
     }
@@ -152,7 +163,8 @@ def summarise(
         "annexes": kinds.get("annex", 0),
         "tables": kinds.get("table", 0),
         "figures": kinds.get("figure", 0),
-        "images": sum(1 for o in objects.values() if o.get("image")),
+        "images": sum(1 for o in objects.values() if o.get("image") and o["kind"] != "expression"),
+        "expression_images": sum(1 for o in objects.values() if o.get("image") and o["kind"] == "expression"),
         "expressions": kinds.get("expression", 0),
         "references": len(refs),
         "references_resolved": sum(1 for r in internal if r["resolved"]),

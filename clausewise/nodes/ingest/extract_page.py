@@ -225,6 +225,25 @@ def _distance(kind: str, caption: list[float], region: list[float]) -> float:
     return gap if gap > -6 else 1e6 + abs(gap)
 
 
+def _drawn_chain(caption: list[float], drawn: list[Any], side: str, x0: float, x1: float) -> float | None:
+    """How far the vector drawing next to a caption reaches (table rules, a drawn figure), following
+    the paths that touch one another away from the caption; None when nothing is drawn there."""
+    reach = caption[3] if side == "below" else caption[1]
+    found = False
+    pending = [r for r in drawn if r.x1 >= x0 - 4 and r.x0 <= x1 + 4]
+    while True:
+        if side == "below":
+            step = [r for r in pending if reach - 6 <= r.y0 <= reach + 22]
+        else:
+            step = [r for r in pending if reach - 22 <= r.y1 <= reach + 6]
+        if not step:
+            break
+        found = True
+        pending = [r for r in pending if r not in step]
+        reach = max(r.y1 for r in step) if side == "below" else min(r.y0 for r in step)
+    return reach if found else None
+
+
 def _fallback_region(
     kind: str,
     caption: list[float],
@@ -232,36 +251,65 @@ def _fallback_region(
     page_rect: Any,
     side: str | None = None,
     column: tuple[float, float] | None = None,
+    drawn: list[Any] | None = None,
 ) -> list[float]:
     """A region when the layout model found none, on the ``side`` of the caption the object is on:
-    the blank band next to a figure caption, or a table's lines up to the next numbered paragraph."""
+    the drawing next to the caption when it is drawn, else the blank band next to a figure caption,
+    or a table's rows up to the next numbered paragraph or heading."""
     side = side or ("below" if kind == "table" else "above")
     x0, x1 = column or (page_rect.x0 + 40, page_rect.x1 - 40)
     top_limit, bottom_limit = page_rect.y0 + 0.075 * page_rect.height, page_rect.y1 - 0.075 * page_rect.height
-    mine = [ln for ln in body if ln["bbox"][2] >= x0 - 4 and ln["bbox"][0] <= x1 + 4]
+    mine = [ln for ln in body if ln["bbox"][2] >= x0 - 4 and ln["bbox"][0] <= x1 + 4 and ln["bbox"] != caption]
+    rows = [_merge_row(r) for r in _rows(mine)]
+    chain = _drawn_chain(caption, drawn or [], side, x0, x1)
     if kind == "figure" and side == "above":
-        above = [ln["bbox"][3] for ln in mine if ln["bbox"][3] <= caption[1] - 2]
+        above = [ln["bbox"][3] for ln in rows if ln["bbox"][3] <= caption[1] - 2]
         top = max([caption[1] - 260, *[y for y in above if caption[1] - y > 40]], default=caption[1] - 260)
+        if chain is not None and caption[1] - chain > 30:
+            top = min(top, chain - 2)
         return [x0, max(top_limit, top), x1, caption[1]]
     if kind == "figure":
-        below = [ln["bbox"][1] for ln in mine if ln["bbox"][1] >= caption[3] + 2]
+        below = [ln["bbox"][1] for ln in rows if ln["bbox"][1] >= caption[3] + 2]
         bottom = min([caption[3] + 260, *[y for y in below if y - caption[3] > 40]], default=caption[3] + 260)
+        if chain is not None and chain - caption[3] > 30:
+            bottom = max(bottom, chain + 2)
         return [x0, caption[3], x1, min(bottom_limit, bottom)]
+
+    def stops(ln: dict[str, Any]) -> bool:
+        return bool(_PARAGRAPH_START.match(ln["text"]) or parse_caption(ln["text"]) or _heading_row(ln))
+
     if side == "above":  # a caption under its table
-        rows = sorted((ln for ln in mine if ln["bbox"][3] <= caption[1] + 2), key=lambda ln: -ln["bbox"][3])
         top = max(top_limit, caption[1] - 400)
-        for ln in rows:
-            if caption[1] - ln["bbox"][3] > 20 and (_PARAGRAPH_START.match(ln["text"]) or parse_caption(ln["text"])):
+        for ln in sorted((r for r in rows if r["bbox"][3] <= caption[1] + 2), key=lambda r: -r["bbox"][3]):
+            if caption[1] - ln["bbox"][3] > 20 and stops(ln):
                 top = ln["bbox"][3] + 2
                 break
+        if chain is not None and caption[1] - chain > 30:
+            top = max(top, chain - 2)
         return [x0, top, x1, caption[1]]
-    below = sorted((ln for ln in mine if ln["bbox"][1] >= caption[3]), key=lambda ln: ln["bbox"][1])
     bottom = bottom_limit
-    for ln in below:
-        if ln["bbox"][1] > caption[3] + 20 and (_PARAGRAPH_START.match(ln["text"]) or parse_caption(ln["text"])):
+    for ln in sorted((r for r in rows if r["bbox"][1] >= caption[3]), key=lambda r: r["bbox"][1]):
+        if ln["bbox"][1] > caption[3] + 20 and stops(ln):
             bottom = ln["bbox"][1] - 2
             break
+    if chain is not None and chain - caption[3] > 30:
+        bottom = min(bottom, chain + 2)
     return [x0, caption[3], x1, bottom]
+
+
+def _is_list_page(rows: list[dict[str, Any]]) -> bool:
+    """A contents page or a list of tables or figures: its captions are entries, not objects."""
+    texts = [r["text"] for r in rows]
+    leaders = sum(1 for t in texts if re.search(r"(\.\s?){5,}|…{2,}", t))
+    titled = any(re.fullmatch(r"(table of )?contents|list of (tables|figures|illustrations)", t.strip(), re.I) for t in texts[:5])
+    return leaders >= 4 or (titled and leaders >= 1)
+
+
+def _heading_row(row: dict[str, Any]) -> bool:
+    """A numbered heading row ("3.5 Title", "2-1.1 TITLE") set in bold: it ends the object above it."""
+    return bool(row.get("bold")) and bool(
+        re.match(r"^(?:[A-Z]-)?\d{1,4}(?:[.-]\d{1,3})*\.?(?:\s+[-\u2013\u2014])?\s+[A-Z\[]", row["text"])
+    )
 
 
 def _inside(line: dict[str, Any], region: list[float]) -> bool:
@@ -503,7 +551,8 @@ def read_page(doc: pymupdf.Document, pno: int, *, crop: bool = True) -> dict[str
     groups = reading_groups(body)
 
     candidates = []
-    for row in _rows_in_order(groups):
+    all_rows = _rows_in_order(groups)
+    for row in [] if _is_list_page([_merge_row(r) for r in all_rows]) else all_rows:
         merged = _merge_row(row)
         parsed = parse_caption(merged["text"])
         if parsed:
@@ -568,7 +617,7 @@ def read_page(doc: pymupdf.Document, pno: int, *, crop: bool = True) -> dict[str
         if region is None:
             column = _column_of(cap["bbox"], groups, rect)
             side = _side_of(kind, cap["bbox"], body, drawings, rect)
-            region, source = _fallback_region(kind, cap["bbox"], body, rect, side, column), "estimate"
+            region, source = _fallback_region(kind, cap["bbox"], body, rect, side, column, drawings), "estimate"
         if not title:
             below = sorted(
                 (ln for ln in body if 0 <= ln["bbox"][1] - cap["bbox"][3] < 20 and _overlap_x(ln["bbox"], cap["bbox"]) > 0),

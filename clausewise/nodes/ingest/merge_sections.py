@@ -27,13 +27,13 @@ _DIGITISH = str.maketrans({"l": "1", "I": "1", "]": "1", "/": "1", "|": "1", "O"
 # A clause number opening a line: "5.3.2", OCR slips "5. 3" / "5.l", chapter-hyphen "2-1.1" (UFC), and
 # section numbers of other codes quoted as headings ("1603.1.10", accepted on typography only).
 NUMBERED = re.compile(
-    r"^(?P<num>[1-9]\d{0,3}(?:-\d{1,3})?(?:\s?\.\s?[\dlI\]/|OoS]{1,3}){0,5})(?P<dot>\.)?"
+    r"^(?P<num>(?:(?P<letter>[A-Z])-)?[1-9]\d{0,3}(?:-\d{1,3})?(?:\s?\.\s?[\dlI\]/|OoS]{1,3}){0,5})(?P<dot>\.)?"
     r"(?:(?:\s*[\u2013\u2014]\s*|\s+-\s+|\s+)(?P<rest>.*))?$"
 )
 SECTION = re.compile(
     r"^(?P<word>SECTION|Section|CHAPTER|Chapter)\s*(?P<num>[1-9lI]\d?)\b(?!\.\d)\s*[.\u2013\u2014]?\s*(?P<rest>.*)$"
 )
-ANNEX = re.compile(r"^(?:ANNEX|Annex)\s*(?P<letter>[A-H08](?:\s?[1-9](?!\s?\.\d))?)\b\s*(?P<rest>.*)$")
+ANNEX = re.compile(r"^(?P<word>ANNEX|Annex|APPENDIX|Appendix)\s*(?P<letter>[A-H08](?:\s?[1-9](?!\s?\.\d))?)\b\s*(?P<rest>.*)$")
 _STATUS = re.compile(r"^\(\s?(?P<status>i\s?n\s?f\s?o|n\s?o\s?r\s?m)[\w ]*\)?", re.I)  # "(infonnative)"
 OCR_LETTER_SLIPS = {"B": "8", "D": "0", "G": "6", "S": "5", "I": "1"}
 _TOC_LEADER = re.compile(r"(\.\s?){5,}|…{2,}|(\s?\.\s){4,}")
@@ -220,15 +220,20 @@ class _Parser:
         if not m:
             return None
         raw = m.group("num")
-        parts = [p for p in re.split(r"\s?[.\-]\s?", raw) if p]
+        letter = m.group("letter")
+        parts = [p for p in re.split(r"\s?[.\-]\s?", raw[2:] if letter else raw) if p]
         if not all(re.fullmatch(r"\d{1,4}", p.translate(_DIGITISH)) for p in parts):
             return None
         number = tuple(int(p.translate(_DIGITISH)) for p in parts)
         if any(n > 99 for n in number[1:]):
             return None
-        hyphen = "-" in raw
+        hyphen = "-" in (raw[2:] if letter else raw)
         code = ".".join(map(str, number)) if not hyphen else f"{number[0]}-" + ".".join(map(str, number[1:]))
         typographic = self.typography and self._typographic(line, raw)
+        if letter:  # "F-3.2.2" (appendix F of a chapter-hyphen code): on typography only
+            if not typographic:
+                return None
+            code, number = f"{letter}-{code}", (ord(letter) - 64, *number)
         if number[0] > 99 and not typographic:
             return None  # "1603.1" headings of a quoted code: only when set as headings
         rest = (m.group("rest") or "").strip()
@@ -269,8 +274,9 @@ class _Parser:
                 return f"{rest} {nxt.text}", 2
         return rest.rstrip("."), 1
 
-    def _annex(self, i: int) -> tuple[str, str, str, int] | None:
-        """(letter, status, title, lines consumed) for an annex heading at line i."""
+    def _annex(self, i: int) -> tuple[str, str | None, str, int] | None:
+        """(letter, status, title, lines consumed) for an annex heading at line i: "Annex B
+        (informative)", or an annex or appendix set as a heading without a status."""
         line = self.lines[i]
         m = ANNEX.match(line.text.replace("AnnexA", "Annex A"))
         if not m or line.page in self.toc_pages:
@@ -280,7 +286,7 @@ class _Parser:
         status_text = rest if _STATUS.match(rest) else (following[0] if following else "")
         sm = _STATUS.match(status_text)
         if not sm:
-            return None
+            return self._plain_annex(i, m)
         status = "informative" if re.sub(r"\s", "", sm.group("status")).lower().startswith("inf") else "normative"
         used = 1 if status_text is rest else 2
         after = _STATUS.sub("", status_text).strip(" )")
@@ -290,6 +296,27 @@ class _Parser:
         letter = m.group("letter").replace(" ", "")
         letter = {"0": "D", "8": "B"}.get(letter[0], letter[0]) + letter[1:]  # OCR: "Annex 0" is Annex D
         return letter, status, title.strip(), used
+
+    def _plain_annex(self, i: int, m: re.Match[str]) -> tuple[str, str | None, str, int] | None:
+        line = self.lines[i]
+        rest = m.group("rest").strip(" :.\u2013\u2014-")
+        if len(m.group("letter")) > 1 or len(line.text) > 90:
+            return None
+        set_apart = self.typography and self._typographic(line, "")
+        if not (set_apart or m.group("word").isupper()):
+            return None
+        if rest:
+            if not (_title_ok(rest) and rest[0].isupper() and (set_apart or rest.isupper())):
+                return None  # "Appendix I contains ..." is a sentence
+            return m.group("letter"), None, rest, 1
+        nxt = self.lines[i + 1] if i + 1 < len(self.lines) else None
+        if nxt is None or not _title_ok(nxt.text) or nxt.page != line.page:
+            return None
+        title, used = nxt.text, 2
+        after = self.lines[i + 2] if i + 2 < len(self.lines) else None
+        if after and after.page == line.page and after.size == nxt.size and nxt.size >= self.body_size + 3:
+            title, used = f"{title} {after.text}", 3  # a display title wrapped onto a second line
+        return m.group("letter"), None, title, used
 
     def _body_start(self) -> int:
         for i in range(len(self.lines)):
@@ -338,7 +365,8 @@ class _Parser:
                     text = self.current_annex[0] + text[1:]
                 m = re.match(
                     re.escape(self.current_annex)
-                    + r"\s?[.\-]?\s?(?P<num>[\dSlIO]{1,2}(?:\s?\.\s?[\dSlIO]{1,2}){0,4})\.?(?:\s+(?P<rest>.*))?$",
+                    + r"\s?(?P<sep>[.\-]?)\s?(?P<num>[\dSlIO]{1,2}(?:\s?\.\s?[\dSlIO]{1,2}){0,4})\.?"
+                    r"(?:(?:\s*[\u2013\u2014]\s*|\s+-\s+|\s+)(?P<rest>.*))?$",
                     text,
                 )
                 if m and not re.search(r"\d", m.group("num")):
@@ -346,12 +374,21 @@ class _Parser:
                 rest = m.group("rest") if m else None
                 if m and ((_title_ok(rest) and rest[0].isupper()) or (not rest and i + 1 < len(self.lines))):
                     number = tuple(int(p.translate(_DIGITISH)) for p in re.split(r"\s?\.\s?", m.group("num")))
-                    if plausible_next(self.current_number, number) or self.current_number is None:
+                    sep = "-" if m.group("sep") == "-" else "."  # "B-16.1" keeps its hyphen
+                    code = f"{self.current_annex}{sep}" + ".".join(map(str, number))
+                    typographic = self.typography and self._typographic(line, text.split()[0])
+                    if code not in self.seen_codes and (
+                        plausible_next(self.current_number, number)
+                        or self.current_number is None
+                        or (typographic and len(number) > 1)
+                    ):
                         self.current_number = number
-                        title = m.group("rest") or self.lines[i + 1].text
-                        code = f"{self.current_annex}." + ".".join(map(str, number))
+                        self.seen_codes.add(code)
+                        title = (m.group("rest") or self.lines[i + 1].text).rstrip(".") if typographic else (
+                            m.group("rest") or self.lines[i + 1].text
+                        )
                         parent = (
-                            f"{self.current_annex}." + ".".join(map(str, number[:-1]))
+                            f"{self.current_annex}{sep}" + ".".join(map(str, number[:-1]))
                             if len(number) > 1
                             else f"annex_{self.current_annex}"
                         )

@@ -29,7 +29,7 @@ def compose(state: QueryState, runtime: Runtime[QueryContext]) -> dict[str, Any]
     images: list[dict[str, Any]] = []
     for p in passages:
         if (
-            p["kind"] in ("figure", "table")
+            p["kind"] in ("figure", "table", "expression")
             and len(images) < ctx.max_images
             and p["key"] not in {i["id"] for i in images}
         ):

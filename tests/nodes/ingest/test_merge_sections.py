@@ -224,6 +224,9 @@ def test_tables_figures_and_expressions(ingested: SimpleNamespace) -> None:
     assert expr["formula"] == "s = \u03bc \u00b7 Ce \u00b7 sk"
     stores = Stores(LocalBlobs(ingested.dir))
     formula = stores.lookup("formulae", f"{ingested.doc_key}_expression_5.1")
+    assert formula is not None
+    image = formula.pop("image")  # the expression is cropped from the page like a figure
+    assert image and image.endswith("_expression_5.1.png")
     assert formula == {
         "key": f"{ingested.doc_key}_expression_5.1",
         "formula": "s = \u03bc \u00b7 Ce \u00b7 sk",
@@ -232,14 +235,14 @@ def test_tables_figures_and_expressions(ingested: SimpleNamespace) -> None:
     }
 
 
-@pytest.mark.parametrize("code", ["table_4.1", "table_5.1", "figure_5.1"])
+@pytest.mark.parametrize("code", ["table_4.1", "table_5.1", "figure_5.1", "expression_5.1"])
 def test_objects_store_has_caption_page_and_image(ingested: SimpleNamespace, code: str) -> None:
     stores = Stores(LocalBlobs(ingested.dir))
     key = f"{ingested.doc_key}_{code}"
     obj = stores.lookup("objects", key)
     assert obj is not None
     assert obj["page"] == ingested.sections[key]["pages"][0]
-    assert obj["caption"].startswith(("Table", "Figure"))
+    assert obj["caption"].startswith(("Table", "Figure", "Expression"))
     assert obj["description"].startswith(obj["caption"])
     png = stores.object_image(key)
     assert png is not None and png.startswith(b"\x89PNG\r\n\x1a\n")
