@@ -193,7 +193,7 @@ def test_file_name_with_path_characters_ingests(
     assert stores.documents()["CEN_EN1991-9-9"]["file"] == path.name == "evil;$(rm)name.pdf"
     # the name went nowhere near a shell or a path: only the store's own layout exists
     assert sorted(p.name for p in store.iterdir()) == sorted(
-        [".lock", "documents.json", "docs", "index.json", "kv.json"]
+        [".lock", ".locks", "documents.json", "docs", "index.json", "kv.json"]
     )
     assert sorted(p.name for p in tmp_path.iterdir()) == ["store"]
 
