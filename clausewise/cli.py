@@ -91,23 +91,34 @@ def ingest_file(
     code: str | None,
     overwrite: bool,
     progress: Progress | None = None,
+    ocr: bool = False,
 ) -> dict[str, Any]:
-    """Run the ingestion graph on one file, advancing a progress bar per page."""
+    """Run the ingestion graph on one file, advancing a progress bar per page (and per page OCR'd)."""
     from clausewise.graph.ingest import run_ingest
 
     task = progress.add_task(path.name, total=None) if progress else None
 
-    def on_progress(pages: int | None = None, page_done: bool = False, step: str | None = None, **_: Any) -> None:
+    def on_progress(
+        pages: int | None = None,
+        page_done: bool = False,
+        step: str | None = None,
+        ocr_pages: int = 0,
+        ocr_page_done: bool = False,
+        **_: Any,
+    ) -> None:
         if progress is None or task is None:
             return
         if pages is not None:
-            progress.update(task, total=pages + 2)
-        elif page_done or step:
+            progress.update(task, total=pages + ocr_pages + 2)
+        elif page_done or ocr_page_done or step:
             progress.advance(task)
 
-    result = run_ingest(system, path, publisher=publisher, code=code, overwrite=overwrite, on_progress=on_progress)
+    result = run_ingest(
+        system, path, publisher=publisher, code=code, overwrite=overwrite, ocr=ocr, on_progress=on_progress
+    )
     if task is not None and progress is not None:
-        progress.update(task, completed=progress.tasks[task].total or 0)
+        total = next((t.total for t in progress.tasks if t.id == task), None)  # ids outlive removed bars
+        progress.update(task, completed=total or 0)
     return result
 
 
@@ -118,9 +129,17 @@ def ingest(
     overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace a document already ingested.")] = False,
     publisher: Annotated[str | None, typer.Option("--publisher", help="Publisher, e.g. CEN, BSI.")] = None,
     code: Annotated[str | None, typer.Option("--code", help="Document code, e.g. 'EN 1991-1-3:2003'.")] = None,
+    ocr: Annotated[
+        bool,
+        typer.Option(
+            "--ocr",
+            help="Also OCR pages whose text layer is garbage (pages that are only an image are always OCR'd).",
+        ),
+    ] = False,
     as_json: JsonOpt = False,
 ) -> None:
-    """Ingest code PDFs into the stores (skips a file already ingested unless --overwrite)."""
+    """Ingest code PDFs into the stores (skips a file already ingested unless --overwrite); scanned pages
+    without a text layer are read by OCR (Tesseract: install tesseract-ocr-eng)."""
     from clausewise.keys import given_identity
     from clausewise.nodes.ingest.check_document import IngestError
 
@@ -140,7 +159,7 @@ def ingest(
         for path in files:
             try:
                 state = ingest_file(
-                    system, path, publisher=publisher, code=code, overwrite=overwrite, progress=progress
+                    system, path, publisher=publisher, code=code, overwrite=overwrite, progress=progress, ocr=ocr
                 )
             except (IngestError, StoreError, ValueError) as exc:
                 failures += 1

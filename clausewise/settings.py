@@ -44,6 +44,11 @@ class Settings(BaseSettings):
     clausewise_docs_public: bool = Field(
         False, description="Serve /docs, /redoc and /openapi.json without the API key."
     )
+    tessdata_prefix: str | None = Field(
+        None,
+        description="OCR: folder holding Tesseract's eng.traineddata (default: the system's, e.g. Debian's "
+        "tesseract-ocr-eng in /usr/share/tesseract-ocr/5/tessdata).",
+    )
     max_file_mb: int = Field(200, description="Largest PDF accepted, in MB.")
     max_pages: int = Field(2000, description="Most pages accepted in one PDF.")
     clausewise_api_key: SecretStr | None = Field(None, description="HTTP API key (X-API-Key); none: open.")

@@ -12,8 +12,12 @@ from typing import Any
 import pymupdf
 import pytest
 
+from clausewise.ocr import find_tessdata
+from clausewise.settings import Settings
 from clausewise.stores import Stores
 from clausewise.stores.local import LocalBlobs
+
+OCR_READY = find_tessdata(Settings().tessdata_prefix) is not None
 
 # case -> words the one error line must contain (besides the file name)
 REASONS = {
@@ -22,13 +26,16 @@ REASONS = {
     "corrupt": ["corrupt PDF"],
     "encrypted": ["encrypted", "password"],
     "zero_pages": ["no pages"],
-    "no_text": ["no page has a text layer", "OCR"],
     "huge": ["larger than", "200 MB limit"],
     "missing": ["no such file"],
     "directory": ["a directory with no .pdf file", "*.pdf"],
     "empty": ["empty file"],
     "no_designation": ["cannot tell which code", "--code"],
 }
+
+
+if not OCR_READY:  # an image-only page is read by OCR (test_image_only_page_ingests_through_ocr) unless it cannot run
+    REASONS["no_text"] = ["no page has a text layer and OCR cannot run", "tesseract-ocr-eng"]
 
 
 def messages(stderr: str) -> list[str]:
@@ -167,6 +174,21 @@ def test_code_override_makes_an_unidentified_code_ingestible(
     [entry] = json.loads(result.stdout)
     assert entry["doc_key"] == "LOCAL_GC1" and entry["status"] == "ingested"
     assert Stores(LocalBlobs(tmp_path)).lookup("sections", "LOCAL_GC1_2.1") is not None
+
+
+@pytest.mark.skipif(
+    not OCR_READY, reason="Tesseract's English data is not installed (apt-get install tesseract-ocr-eng)"
+)
+def test_image_only_page_ingests_through_ocr(
+    cli: Callable[..., Any], bad_pdfs: dict[str, Path], tmp_path: Path
+) -> None:
+    result = cli("ingest", bad_pdfs["no_text"], "--store", tmp_path, "--code", "EN 1991-9-9", "--json")
+    assert result.exit_code == 0, result.output
+    [entry] = json.loads(result.stdout)
+    assert entry["status"] == "ingested" and entry["doc_key"] == "CEN_EN1991-9-9"
+    assert "1 page(s) read by OCR" in " ".join(entry["warnings"])
+    scope = Stores(LocalBlobs(tmp_path)).lookup("sections", "CEN_EN1991-9-9_1.1")
+    assert scope is not None and scope["pages"] == [1] and "leaf load" in scope["text"]
 
 
 def test_store_that_is_a_file_is_one_clear_error(cli: Callable[..., Any], sample_pdf: Path, tmp_path: Path) -> None:

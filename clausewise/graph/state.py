@@ -52,6 +52,7 @@ class IngestInput(TypedDict):
     publisher: NotRequired[str | None]
     code: NotRequired[str | None]
     overwrite: NotRequired[bool]
+    ocr: NotRequired[bool]  # also OCR pages whose text layer is garbage (image-only pages always are)
 
 
 class IngestOutput(TypedDict):
@@ -66,6 +67,9 @@ class IngestState(TypedDict):
     publisher: NotRequired[str | None]
     code: NotRequired[str | None]
     overwrite: NotRequired[bool]
+    ocr: NotRequired[bool]
+    ocr_plan: NotRequired[dict[str, list[int]]]  # 0-based pages to OCR: "scanned" (no text), "garbage"
+    read_path: NotRequired[str]  # the OCR'd copy the page workers read (the document is still ``path``)
     doc: NotRequired[dict[str, Any]]
     doc_key: NotRequired[str]
     status: NotRequired[str]

@@ -49,11 +49,11 @@ async def _save_upload(upload: UploadFile, directory: Path, limit: int) -> Path:
     return path
 
 
-def _check_pdf(path: Path, max_file_mb: int, max_pages: int) -> None:
+def _check_pdf(path: Path, max_file_mb: int, max_pages: int, tessdata_prefix: str | None = None) -> None:
     from clausewise.nodes.ingest.check_document import validate_pdf
     from clausewise.pdf import MUPDF_LOCK
 
-    doc = validate_pdf(path, max_file_mb=max_file_mb, max_pages=max_pages)
+    doc = validate_pdf(path, max_file_mb=max_file_mb, max_pages=max_pages, tessdata_prefix=tessdata_prefix)
     with MUPDF_LOCK:
         doc.close()
 
@@ -66,6 +66,9 @@ async def upload_document(
     publisher: Annotated[str | None, Form(max_length=40)] = None,
     code: Annotated[str | None, Form(max_length=80)] = None,
     overwrite: Annotated[bool, Form()] = False,
+    ocr: Annotated[
+        bool, Form(description="Also OCR pages whose text layer is garbage (image-only pages always are).")
+    ] = False,
 ) -> JobAccepted:
     """Accept a PDF and ingest it in the background; poll ``GET /jobs/{job_id}``."""
     from clausewise.nodes.ingest.check_document import IngestError
@@ -83,7 +86,9 @@ async def upload_document(
     directory = Path(tempfile.mkdtemp(prefix="upload-", dir=server.upload_dir))
     try:
         path = await _save_upload(file, directory, limit)
-        await run_in_threadpool(_check_pdf, path, server.settings.max_file_mb, server.settings.max_pages)
+        await run_in_threadpool(
+            _check_pdf, path, server.settings.max_file_mb, server.settings.max_pages, server.settings.tessdata_prefix
+        )
     except IngestError as exc:
         shutil.rmtree(directory, ignore_errors=True)
         raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, str(exc)) from exc
@@ -91,7 +96,8 @@ async def upload_document(
         shutil.rmtree(directory, ignore_errors=True)
         raise
     job = server.jobs.new(file.filename or path.name)
-    server.runner.submit(job, path, {"publisher": publisher or None, "code": code or None, "overwrite": overwrite})
+    inputs = {"publisher": publisher or None, "code": code or None, "overwrite": overwrite, "ocr": ocr}
+    server.runner.submit(job, path, inputs)
     return JobAccepted(job_id=job.job_id)
 
 

@@ -89,7 +89,11 @@ class IngestRunner:
         progress = {"pages_done": 0, "pages": None}
 
         def on_progress(
-            pages: int | None = None, page_done: bool = False, doc_key: str | None = None, step: str | None = None
+            pages: int | None = None,
+            page_done: bool = False,
+            doc_key: str | None = None,
+            step: str | None = None,
+            **_: Any,  # OCR's ocr_pages / ocr_page_done: the job's record counts pages only
         ) -> None:
             if step is not None:
                 return  # embed and commit: the job's record counts pages only

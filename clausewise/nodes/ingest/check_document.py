@@ -17,6 +17,7 @@ from langgraph.runtime import Runtime
 from clausewise.graph.state import IngestContext, IngestState
 from clausewise.keys import DocId, doc_id, find_designations, publisher_name
 from clausewise.nodes.ingest.deps import system_of
+from clausewise.ocr import find_tessdata, missing_reason, plan_ocr
 from clausewise.pdf import MUPDF_LOCK
 
 
@@ -32,8 +33,19 @@ def sha256_of(path: Path) -> str:
     return h.hexdigest()
 
 
-def validate_pdf(path: Path, *, max_file_mb: int, max_pages: int) -> pymupdf.Document:
-    """Open ``path`` as a PDF or raise :class:`IngestError` with a one-line reason."""
+def validate_pdf(
+    path: Path, *, max_file_mb: int, max_pages: int, tessdata_prefix: str | None = None
+) -> pymupdf.Document:
+    """Open ``path`` as a PDF or raise :class:`IngestError` with a one-line reason. A document without
+    any text layer passes when it has an image and OCR can run (English data for Tesseract found in
+    ``tessdata_prefix`` or the system's folder)."""
+    return validated_pdf(path, max_file_mb=max_file_mb, max_pages=max_pages, tessdata_prefix=tessdata_prefix)[0]
+
+
+def validated_pdf(
+    path: Path, *, max_file_mb: int, max_pages: int, tessdata_prefix: str | None = None
+) -> tuple[pymupdf.Document, list[str]]:
+    """:func:`validate_pdf`, and the text of each page."""
     name = path.name
     if not path.exists():
         raise IngestError(f"{name}: no such file")
@@ -74,14 +86,21 @@ def validate_pdf(path: Path, *, max_file_mb: int, max_pages: int) -> pymupdf.Doc
                         f"{name}: truncated or damaged PDF ({len(empty)} of {doc.page_count} pages unreadable)"
                     )
         if not any(t.strip() for t in texts):
-            raise IngestError(f"{name}: no page has a text layer; run OCR on the scan first")
+            with MUPDF_LOCK:
+                images = any(doc[i].get_images() or doc[i].get_image_info() for i in range(doc.page_count))
+            if not images:
+                raise IngestError(f"{name}: no page has text or an image; nothing to read")
+            if find_tessdata(tessdata_prefix) is None:
+                raise IngestError(
+                    f"{name}: no page has a text layer and OCR cannot run: {missing_reason(tessdata_prefix)}"
+                )
     except IngestError:
         doc.close()
         raise
     except Exception as exc:
         doc.close()
         raise IngestError(f"{name}: corrupt PDF ({str(exc).splitlines()[0][:120]})") from exc
-    return doc
+    return doc, texts
 
 
 # ---------------------------------------------------------------- identity
@@ -430,17 +449,65 @@ def doc_id_of(doc: dict[str, Any]) -> DocId:
 
 
 def check_document(state: IngestState, runtime: Runtime[IngestContext]) -> dict[str, Any]:
+    """Validate, plan OCR, identify (after OCR, in ocr-pages, when the pages identity is read from need
+    it) and skip the same bytes already ingested."""
     ctx, system = runtime.context, system_of(runtime)
     path = Path(state["path"])
     started = time.perf_counter()
-    pdf = validate_pdf(path, max_file_mb=ctx.max_file_mb, max_pages=ctx.max_pages)
+    prefix = system.settings.tessdata_prefix
+    pdf, texts = validated_pdf(path, max_file_mb=ctx.max_file_mb, max_pages=ctx.max_pages, tessdata_prefix=prefix)
+    warnings: list[str] = []
     try:
+        plan = plan_ocr(pdf, texts, garbage=bool(state.get("ocr")))
+        if plan.pages and find_tessdata(prefix) is None:
+            if state.get("ocr"):
+                raise IngestError(f"{path.name}: --ocr: {missing_reason(prefix)}")
+            warnings.append(f"{len(plan.scanned)} page(s) without a text layer not OCR'd: {missing_reason(prefix)}")
+            plan.scanned, plan.garbage = [], []
+        sha = sha256_of(path)
+        ocr_update = {"ocr_plan": plan.as_state()} if plan.pages else {}
+        if plan.pages and min(plan.pages) < MARGIN_PAGES:
+            # identity is read from pages that OCR has yet to read: ocr-pages identifies the document
+            skipped = _same_bytes_ingested(system.stores, sha, state)
+            if skipped is not None:
+                return {**skipped, "started": started}
+            pending = {"pages": pdf.page_count, "sha256": sha}
+            return {"doc": pending, "status": "running", "started": started, "warnings": warnings, **ocr_update}
         doc = identify(pdf, path, state.get("publisher"), state.get("code"))
     finally:
         with MUPDF_LOCK:
             pdf.close()
-    doc["sha256"] = sha256_of(path)
-    stores = system.stores
+    doc["sha256"] = sha
+    update = identified(doc, state, system.stores, path, started)
+    update["warnings"] = warnings + update["warnings"]
+    return {**update, **ocr_update} if update["status"] == "running" else update
+
+
+def _same_bytes_ingested(stores: Any, sha: str, state: IngestState) -> dict[str, Any] | None:
+    """The skip update when these very bytes are already ingested, complete (checked before OCR, which
+    is the expensive part); None otherwise, or when the run names the document or overwrites."""
+    if state.get("overwrite") or state.get("code") or state.get("publisher"):
+        return None
+    for key, entry in stores.read_json("documents.json", {}).items():
+        if entry.get("sha256") != sha or entry.get("status") != "ingested":
+            continue
+        visible = stores.manifest(key)
+        if visible and visible.get("sha256") == sha and not stores.missing_files(key, visible):
+            entry = {**entry, **(visible.get("entry") or {})}
+            doc = {k: entry.get(k) for k in ("publisher", "code", "edition", "title", "pages")}
+            return {
+                "doc": {**doc, "display": entry.get("code"), "key": key, "sha256": sha},
+                "doc_key": key,
+                "status": "skipped",
+                "summary": {"reason": "same file already ingested (use --overwrite to replace)"},
+                "warnings": [],
+            }
+    return None
+
+
+def identified(doc: dict[str, Any], state: IngestState, stores: Any, path: Path, started: float) -> dict[str, Any]:
+    """The update for an identified document: skip the same bytes already ingested (complete), refuse
+    another file under the same key unless overwriting, else run."""
     visible = stores.manifest(doc["key"])
     warnings: list[str] = []
     if visible and not state.get("overwrite"):

@@ -1,0 +1,551 @@
+"""Offline OCR: the Tesseract built into PyMuPDF, with English language data from the system.
+
+Engine choice and figures: ``scripts/bench_ocr.py`` (Tesseract through PyMuPDF, about 94% word accuracy
+and 3 CPU-s a page at 200 dpi; RapidOCR was slower and ran English words together).
+
+- Language data: ``eng.traineddata`` from ``TESSDATA_PREFIX`` (``Settings.tessdata_prefix``) or the
+  Debian package ``tesseract-ocr-eng`` (``/usr/share/tesseract-ocr/*/tessdata``). Nothing else: the
+  engine itself is inside the PyMuPDF wheel.
+- Page layout: MuPDF runs Tesseract in page segmentation mode 6 (one uniform block), which reads two
+  columns straight across. A copy of ``eng.traineddata`` whose config component sets
+  ``tessedit_pageseg_mode 3`` (automatic layout, as ``combine_tessdata -o`` would write it) switches
+  on column detection; it is written once into the user cache (``Settings.clausewise_cache_dir``).
+- One page: rendered at ``OCR_DPI`` and read by ``Pixmap.pdfocr_tobytes``, whose words (with their
+  positions, line by line in Tesseract's reading order) are written back as an invisible text layer
+  (``3 Tr``). A page that is an image without text gets that layer laid over it (the scan keeps its
+  own pixels); a page whose text layer is garbage, or a rotated page, is replaced by its rendered
+  image and the layer.
+- Parallelism: Tesseract runs inside MuPDF, which is not thread-safe (``pdf.MUPDF_LOCK``), so pages run
+  in a small pool of spawned worker processes, one page each at a time (``processes``, default 2).
+
+This module imports PyMuPDF only (the workers start quickly and never load LangGraph).
+"""
+
+from __future__ import annotations
+
+import atexit
+import glob
+import hashlib
+import multiprocessing
+import os
+import re
+import shutil
+import struct
+import tempfile
+import threading
+import time
+import unicodedata
+from collections.abc import Callable, Iterable
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
+from pathlib import Path
+
+import pymupdf
+
+from clausewise.pdf import MUPDF_LOCK
+
+LANG = "eng"
+OCR_DPI = 200
+PAGE_SEGMENTATION = 3  # Tesseract's automatic page segmentation (finds columns), not MuPDF's 6
+MISSING = "Tesseract's English data is not installed: install tesseract-ocr-eng (Debian) or set TESSDATA_PREFIX"
+SYSTEM_TESSDATA = (
+    "/usr/share/tesseract-ocr/*/tessdata",
+    "/usr/share/tessdata",
+    "/usr/local/share/tessdata",
+    "/usr/local/share/tesseract-ocr/*/tessdata",
+    "/opt/homebrew/share/tessdata",
+)
+SCRATCH_PREFIX = "clausewise-ocr-"
+SCRATCH_MAX_AGE_S = 24 * 3600
+
+
+class OcrUnavailable(RuntimeError):
+    """OCR cannot run here; the message is one line telling what to install."""
+
+
+# ---------------------------------------------------------------- language data
+
+
+def find_tessdata(prefix: str | os.PathLike[str] | None = None) -> Path | None:
+    """The folder holding ``eng.traineddata``: ``prefix`` (``TESSDATA_PREFIX``: the folder itself or its
+    parent) when given, else the system's (Debian's ``tesseract-ocr-eng``, Homebrew's, /usr/local)."""
+    if prefix is not None and str(prefix).strip():
+        base = Path(str(prefix).strip()).expanduser()
+        candidates = [base, base / "tessdata"]  # an explicit prefix is never second-guessed
+    else:
+        candidates = [Path(p) for pattern in SYSTEM_TESSDATA for p in sorted(glob.glob(pattern), reverse=True)]
+    for folder in candidates:
+        if (folder / f"{LANG}.traineddata").is_file():
+            return folder
+    return None
+
+
+def missing_reason(prefix: str | os.PathLike[str] | None = None) -> str:
+    """One line: why OCR cannot run (what to install)."""
+    if prefix is not None and str(prefix).strip():
+        return f"{MISSING} (TESSDATA_PREFIX={prefix} holds no {LANG}.traineddata)"
+    return MISSING
+
+
+def with_page_segmentation(data: bytes, psm: int) -> bytes:
+    """``data`` (a traineddata file) with ``tessedit_pageseg_mode psm`` added to its config component.
+
+    Layout: int32 n, int64 offsets[n] (-1: component absent), then the components in order; the config
+    (component 0) is read by Tesseract at Init, the one way to set a mode PyMuPDF does not expose."""
+    if len(data) < 12:
+        raise ValueError("not a traineddata file (too short)")
+    n = struct.unpack_from("<i", data)[0]
+    if not 1 <= n <= 64 or len(data) < 4 + 8 * n:
+        raise ValueError("not a traineddata file (bad header)")
+    offsets = struct.unpack_from(f"<{n}q", data, 4)
+    present = sorted((o, i) for i, o in enumerate(offsets) if o >= 0)
+    if any(not 4 + 8 * n <= o <= len(data) for o, _ in present):
+        raise ValueError("not a traineddata file (bad offsets)")
+    parts = {
+        i: data[o : (present[k + 1][0] if k + 1 < len(present) else len(data))] for k, (o, i) in enumerate(present)
+    }
+    config = re.sub(rb"(?m)^tessedit_pageseg_mode\s.*$", b"", parts.get(0, b""))
+    parts[0] = config.rstrip(b"\n") + f"\ntessedit_pageseg_mode {psm}\n".encode()
+    out = bytearray(4 + 8 * n)
+    new = [-1] * n
+    for i in sorted(parts):
+        new[i] = len(out)
+        out += parts[i]
+    struct.pack_into(f"<i{n}q", out, 0, n, *new)
+    return bytes(out)
+
+
+_prepared: dict[tuple[str, str, int, int], Path] = {}
+_prepared_lock = threading.Lock()
+
+
+def prepared_tessdata(prefix: str | os.PathLike[str] | None, cache_dir: Path) -> Path:
+    """A folder holding the page-segmentation-3 copy of ``eng.traineddata``, written once into
+    ``cache_dir/tessdata`` (or the temp folder when the cache is read-only). Raises
+    :class:`OcrUnavailable` when there is no English data."""
+    source = find_tessdata(prefix)
+    if source is None:
+        raise OcrUnavailable(missing_reason(prefix))
+    src = source / f"{LANG}.traineddata"
+    stat = src.stat()
+    memo = (str(src), str(cache_dir), stat.st_mtime_ns, stat.st_size)
+    with _prepared_lock:
+        if memo in _prepared and (_prepared[memo] / f"{LANG}.traineddata").is_file():
+            return _prepared[memo]
+        data = src.read_bytes()
+        digest = hashlib.sha256(data).hexdigest()[:16]
+        try:
+            patched = with_page_segmentation(data, PAGE_SEGMENTATION)
+        except ValueError as exc:
+            raise OcrUnavailable(f"{src}: {exc}; reinstall tesseract-ocr-eng (Debian) or fix TESSDATA_PREFIX") from exc
+        name = f"{LANG}-psm{PAGE_SEGMENTATION}-{digest}"
+        for root in (Path(cache_dir) / "tessdata", Path(tempfile.gettempdir()) / f"clausewise-tessdata-{os.getuid()}"):
+            folder = root / name
+            target = folder / f"{LANG}.traineddata"
+            try:
+                if not (target.is_file() and target.stat().st_size == len(patched)):
+                    folder.mkdir(parents=True, exist_ok=True)
+                    tmp = folder / f".{LANG}.{os.getpid()}.{threading.get_ident()}.tmp"
+                    tmp.write_bytes(patched)
+                    os.replace(tmp, target)  # atomic: a concurrent run sees the old or the whole file
+            except OSError:
+                continue
+            _prepared[memo] = folder
+            return folder
+    raise OcrUnavailable(f"cannot write the OCR language data to {cache_dir}/tessdata (set CLAUSEWISE_CACHE_DIR)")
+
+
+# ---------------------------------------------------------------- which pages need OCR
+
+_BAD_CATEGORIES = {"Cc", "Cf", "Co", "Cs", "Cn"}
+_LETTERS = re.compile(r"[^\W\d_]+")
+_VOWELS = set("aeiouy")
+
+
+def _plausible_word(word: str) -> bool:
+    """A run of letters that could be a word of a European language: a vowel, ordinary case
+    (lower, Capitalised or UPPER), no run of six consonants, no letter three times in a row."""
+    folded = "".join(c for c in unicodedata.normalize("NFKD", word) if not unicodedata.combining(c)).lower()
+    if not folded.isascii():  # Greek symbols, other scripts: judged by case alone
+        return word == word.lower() or word == word.upper() or word[1:] == word[1:].lower()
+    if not any(c in _VOWELS for c in folded):
+        return False
+    if not (word == word.lower() or word == word.upper() or (word[0].isupper() and word[1:] == word[1:].lower())):
+        return False
+    if re.search(r"[^aeiouy]{6}", folded) or re.search(r"(.)\1\1", folded):
+        return False
+    return True
+
+
+def text_quality(text: str) -> float:
+    """Share of a text layer that reads as text, 0..1: the share of its words (letter runs of two or
+    more) that are plausible words, scaled down by the share of characters that are control, private-use
+    or unassigned code points or U+FFFD (what a font without a Unicode map gives). 1.0 for too little
+    text to judge."""
+    chars = [c for c in text if not c.isspace()]
+    if len(chars) < 20:
+        return 1.0
+    bad = sum(unicodedata.category(c) in _BAD_CATEGORIES or c == "\ufffd" for c in chars) / len(chars)
+    alnum = sum(c.isalnum() for c in chars) / len(chars)
+    words = [w for w in _LETTERS.findall(text) if len(w) >= 2]
+    plausible = sum(map(_plausible_word, words)) / len(words) if len(words) >= 8 else 1.0
+    if alnum < 0.3:  # symbol soup: glyph codes shown as punctuation
+        plausible = min(plausible, alnum)
+    return max(0.0, plausible * (1.0 - bad) - bad)
+
+
+GARBAGE_BELOW = 0.5
+
+
+def is_garbage(text: str) -> bool:
+    """A text layer that is not text: fewer than half of it plausible (see :func:`text_quality`)."""
+    return text_quality(text) < GARBAGE_BELOW
+
+
+def has_image(page: pymupdf.Page) -> bool:
+    """An image on the page, drawn or inline (the caller holds ``MUPDF_LOCK``)."""
+    try:
+        return bool(page.get_image_info())
+    except Exception:  # noqa: BLE001 - a broken image dictionary: fall back to the resource list
+        return bool(page.get_images(full=False))
+
+
+@dataclass
+class OcrPlan:
+    """Pages (0-based) to OCR: ``scanned`` have an image and no text (the OCR text is laid over the
+    page), ``garbage`` have a text layer that is not text (the page is replaced by its OCR image)."""
+
+    scanned: list[int]
+    garbage: list[int]
+
+    @property
+    def pages(self) -> list[int]:
+        return sorted(set(self.scanned) | set(self.garbage))
+
+    def as_state(self) -> dict[str, list[int]]:
+        return {"scanned": list(self.scanned), "garbage": list(self.garbage)}
+
+
+def plan_ocr(doc: pymupdf.Document, texts: list[str], *, garbage: bool) -> OcrPlan:
+    """The pages of ``doc`` that need OCR, given each page's text; ``garbage``: also the pages whose
+    text layer is garbage (``--ocr``)."""
+    scanned, bad = [], []
+    with MUPDF_LOCK:
+        for pno, text in enumerate(texts):
+            if not text.strip():
+                if has_image(doc[pno]):
+                    scanned.append(pno)
+            elif garbage and is_garbage(text):
+                bad.append(pno)
+    return OcrPlan(scanned, bad)
+
+
+# ---------------------------------------------------------------- one page
+
+_FONT: pymupdf.Font | None = None
+
+
+def _font() -> pymupdf.Font:
+    global _FONT
+    if _FONT is None:
+        _FONT = pymupdf.Font("helv")
+    return _FONT
+
+
+Word = tuple[float, float, float, float, str]  # x0, y0, x1, y1 (points, page as shown), text
+
+
+def recognise(page: pymupdf.Page, tessdata: str, dpi: int = OCR_DPI) -> tuple[pymupdf.Pixmap, list[list[Word]]]:
+    """Page as shown, rendered at ``dpi`` and read by Tesseract: the image and its lines of words in
+    Tesseract's reading order (column by column), positions in points. The caller holds ``MUPDF_LOCK``
+    if other threads use MuPDF."""
+    pix = page.get_pixmap(dpi=dpi, colorspace=pymupdf.csRGB, alpha=False)  # MuPDF's OCR reads nothing in gray
+    pix.set_dpi(dpi, dpi)
+    with pymupdf.open("pdf", pix.pdfocr_tobytes(compress=False, language=LANG, tessdata=tessdata)) as out:
+        raw = out[0].get_text("words")  # (x0, y0, x1, y1, word, block, line, word_no)
+    lines: dict[tuple[int, int], list[Word]] = {}
+    for x0, y0, x1, y1, text, block, line, _ in raw:
+        lines.setdefault((block, line), []).append((x0, y0, x1, y1, text))
+    return pix, repair_lines(list(lines.items()), pix.height * 72.0 / dpi)
+
+
+def repair_lines(lines: list[tuple[tuple[int, int], list[Word]]], height: float) -> list[list[Word]]:
+    """Tesseract's lines with broken heights put back in place. MuPDF's OCR now and then writes a line
+    with its baseline at the page's foot and a font size many times the others' (its words run
+    together): such a line goes just below the previous line of its block (else just above the next),
+    at the page's usual line height, keeping its horizontal positions; with neither it is dropped."""
+    heights = sorted(_median([w[3] - w[1] for w in ws]) for _, ws in lines)
+    usual = heights[(len(heights) - 1) // 2] if heights else 10.0  # the lower median
+
+    def broken(ws: list[Word]) -> bool:
+        h = _median([w[3] - w[1] for w in ws])
+        return h > 3 * usual or min(w[1] for w in ws) < -1 or max(w[3] for w in ws) > height + 1
+
+    bad = [broken(ws) for _, ws in lines]
+    out: list[list[Word]] = []
+    for i, ((block, _), ws) in enumerate(lines):
+        if not bad[i]:
+            out.append(ws)
+            continue
+        before = next((lines[j][1] for j in range(i - 1, -1, -1) if lines[j][0][0] == block and not bad[j]), None)
+        after = next((lines[j][1] for j in range(i + 1, len(lines)) if lines[j][0][0] == block and not bad[j]), None)
+        if before is not None:
+            y0 = max(w[3] for w in before) + 0.2 * usual
+        elif after is not None:
+            y0 = min(w[1] for w in after) - 1.2 * usual
+        else:
+            continue
+        out.append([(x0, y0, x1, y0 + usual, text) for x0, _, x1, _, text in ws])
+    return out
+
+
+def _median(values: list[float]) -> float:
+    values = sorted(values)
+    return values[len(values) // 2] if values else 0.0
+
+
+def text_layer(page: pymupdf.Page, lines: list[list[Word]]) -> None:
+    """Write ``lines`` on ``page`` (unrotated, the size the words were read at) as invisible text
+    (``3 Tr``), line by line in reading order: each word at its own left edge, on the line's baseline,
+    at the size that gives the line's height, stretched so the line's words cover what was read."""
+    font = _font()
+    asc, desc = font.ascender, font.descender
+    for words in lines:
+        words = [w for w in words if w[4].strip()]
+        if not words:
+            continue
+        height = _median([w[3] - w[1] for w in words])
+        size = max(1.0, height / (asc - desc))
+        baseline = _median([w[3] for w in words]) + desc * size
+        read = sum(w[2] - w[0] for w in words)
+        natural = sum(font.text_length(w[4], size) for w in words)
+        scale = min(4.0, max(0.25, read / natural)) if natural > 0 else 1.0
+        writer = pymupdf.TextWriter(page.rect)
+        for k, (x0, _, _, _, text) in enumerate(words):
+            writer.append((x0 / scale, baseline), text + (" " if k + 1 < len(words) else ""), font=font, fontsize=size)
+        writer.write_text(page, render_mode=3, matrix=pymupdf.Matrix(scale, 1.0))
+
+
+def ocr_page(
+    doc: pymupdf.Document, pno: int, tessdata: str, *, replace: bool, dpi: int = OCR_DPI
+) -> tuple[bytes, bool]:
+    """Page ``pno`` of ``doc`` OCR'd, as a one-page PDF and whether it replaces the page: the page's
+    size, holding only the invisible text (to lay over the page), or, when ``replace`` or the page is
+    rotated, the page as shown (the rendered image) and its text. The caller holds ``MUPDF_LOCK`` if
+    other threads use MuPDF."""
+    page = doc[pno]
+    replace = replace or page.rotation % 360 != 0
+    pix, lines = recognise(page, tessdata, dpi)
+    out = pymupdf.open()
+    try:
+        if replace:
+            shown = pymupdf.Rect(0, 0, pix.width * 72.0 / dpi, pix.height * 72.0 / dpi)
+            new = out.new_page(width=shown.width, height=shown.height)
+            new.insert_image(new.rect, stream=pix.tobytes("jpeg", jpg_quality=85))
+        else:
+            new = out.new_page(width=page.rect.width, height=page.rect.height)
+        text_layer(new, lines)
+        return out.tobytes(garbage=3, deflate=True), replace
+    finally:
+        out.close()
+
+
+def lay_over(page: pymupdf.Page, ocr_pdf: pymupdf.Document) -> None:
+    """Put the text-only OCR page over ``page`` (not rotated: rotated pages are replaced)."""
+    page.show_pdf_page(page.rect, ocr_pdf, 0, keep_proportion=False, overlay=True)
+
+
+# ---------------------------------------------------------------- the OCR'd copy
+
+
+def scratch_dir() -> Path:
+    """A fresh folder for one document's OCR'd copy; copies older than a day (a run that died) go."""
+    tmp = Path(tempfile.gettempdir())
+    now = time.time()
+    for old in tmp.glob(SCRATCH_PREFIX + "*"):
+        try:
+            if now - old.stat().st_mtime > SCRATCH_MAX_AGE_S:
+                shutil.rmtree(old, ignore_errors=True)
+        except OSError:
+            pass
+    return Path(tempfile.mkdtemp(prefix=SCRATCH_PREFIX))
+
+
+def write_copy(src: str, ocred: dict[int, tuple[bytes, bool]], out: Path) -> None:
+    """``src`` with its OCR'd pages: each ``ocred[pno] = (one-page PDF, replace)`` either laid over its
+    page (the text only) or put in the page's place (image and text). Same page count and order."""
+    with MUPDF_LOCK:
+        doc = pymupdf.open(src)
+        try:
+            replaced = False
+            for pno in sorted(ocred, reverse=True):  # back to front: replacing a page keeps the others' numbers
+                data, replace = ocred[pno]
+                with pymupdf.open("pdf", data) as one:
+                    if replace:
+                        doc.insert_pdf(one, start_at=pno)
+                        doc.delete_page(pno + 1)
+                        replaced = True
+                    else:
+                        lay_over(doc[pno], one)
+            doc.save(out, garbage=1 if replaced else 0, deflate=True)
+        finally:
+            doc.close()
+
+
+# ---------------------------------------------------------------- pages in worker processes
+
+_pool: ProcessPoolExecutor | None = None
+_pool_lock = threading.Lock()
+_pool_size = 0
+_pool_broken = False
+_worker_docs: dict[tuple[str, int, int], pymupdf.Document] = {}
+
+
+def _exit_with_parent(parent: int) -> None:
+    """OCR workers end when the ingest that started them is killed (they would be orphans)."""
+
+    def watch() -> None:
+        while True:
+            if os.getppid() != parent:
+                os._exit(0)
+            time.sleep(0.5)
+
+    threading.Thread(target=watch, daemon=True).start()
+
+
+def _ocr_in_worker(path: str, pno: int, tessdata: str, replace: bool, dpi: int) -> tuple[int, bytes, bool, float]:
+    stat = Path(path).stat()
+    key = (path, stat.st_mtime_ns, stat.st_size)
+    doc = _worker_docs.get(key)
+    if doc is None:
+        for old in _worker_docs.values():
+            old.close()
+        _worker_docs.clear()
+        doc = _worker_docs[key] = pymupdf.open(path)
+    cpu = time.process_time()
+    data, replaced = ocr_page(doc, pno, tessdata, replace=replace, dpi=dpi)
+    return pno, data, replaced, time.process_time() - cpu
+
+
+def _shutdown_pool() -> None:
+    global _pool
+    if _pool is not None:
+        _pool.shutdown(wait=False, cancel_futures=True)
+        _pool = None
+
+
+def _get_pool(processes: int) -> ProcessPoolExecutor:
+    global _pool, _pool_size
+    with _pool_lock:
+        if _pool is None or _pool_size != processes:
+            _shutdown_pool()
+            _pool_size = processes
+            _pool = ProcessPoolExecutor(
+                processes,
+                mp_context=multiprocessing.get_context("spawn"),
+                initializer=_exit_with_parent,
+                initargs=(os.getpid(),),
+            )
+            atexit.register(_shutdown_pool)
+        return _pool
+
+
+@dataclass
+class PageOcr:
+    pno: int
+    data: bytes | None  # the one-page PDF (see ocr_page); None: OCR failed on this page
+    replace: bool
+    cpu_s: float
+    error: str = ""
+
+
+def run_ocr(
+    path: str,
+    pages: Iterable[int],
+    tessdata: str | Path,
+    *,
+    replace: Iterable[int] = (),
+    processes: int = 2,
+    dpi: int = OCR_DPI,
+    on_page: Callable[[PageOcr], None] | None = None,
+) -> dict[int, PageOcr]:
+    """OCR ``pages`` of ``path``, ``processes`` at a time in worker processes (in this thread, under
+    ``MUPDF_LOCK``, when ``processes`` <= 1 or workers cannot start); the pages in ``replace`` become
+    their OCR image, the others get the text laid over them. ``on_page`` hears each page as it
+    finishes. A page Tesseract fails on comes back with ``data=None`` and the error."""
+    global _pool_broken
+    todo, keep, tessdata = list(pages), set(replace), str(tessdata)
+    done: dict[int, PageOcr] = {}
+
+    def finish(result: PageOcr) -> None:
+        done[result.pno] = result
+        if on_page is not None:
+            on_page(result)
+
+    if processes > 1 and not _pool_broken and todo:
+        try:
+            try:
+                pool = _get_pool(processes)
+            except (RuntimeError, OSError) as exc:
+                raise BrokenProcessPool(str(exc)) from exc
+            # at most two pages queued per worker: a cancelled run leaves little behind
+            pending: dict[Future[tuple[int, bytes, bool, float]], int] = {}
+            queue = list(todo)
+            while queue or pending:
+                while queue and len(pending) < 2 * processes:
+                    pno = queue.pop(0)
+                    try:
+                        pending[pool.submit(_ocr_in_worker, path, pno, tessdata, pno in keep, dpi)] = pno
+                    except (RuntimeError, OSError) as exc:  # workers cannot start (no __main__ guard, limits)
+                        raise BrokenProcessPool(str(exc)) from exc
+                ready, _ = wait(pending, return_when=FIRST_COMPLETED)
+                for fut in ready:
+                    pno = pending.pop(fut)
+                    try:
+                        _, data, replaced, cpu = fut.result()
+                        finish(PageOcr(pno, data, replaced, cpu))
+                    except BrokenProcessPool:
+                        raise
+                    except Exception as exc:  # noqa: BLE001 - one bad page does not stop the document
+                        finish(PageOcr(pno, None, False, 0.0, _one_line(exc)))
+            return done
+        except BrokenProcessPool:
+            _pool_broken = True
+            _shutdown_pool()
+    with MUPDF_LOCK:
+        doc = pymupdf.open(path)
+    try:
+        for pno in todo:
+            if pno in done:
+                continue
+            cpu = time.process_time()
+            try:
+                with MUPDF_LOCK:
+                    data, replaced = ocr_page(doc, pno, tessdata, replace=pno in keep, dpi=dpi)
+                finish(PageOcr(pno, data, replaced, time.process_time() - cpu))
+            except Exception as exc:  # noqa: BLE001
+                finish(PageOcr(pno, None, False, 0.0, _one_line(exc)))
+    finally:
+        with MUPDF_LOCK:
+            doc.close()
+    return done
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0][:160]}" if text else type(exc).__name__
+
+
+def page_ranges(pages: Iterable[int]) -> str:
+    """1-based page numbers as short ranges: "1-3, 7, 9-10"."""
+    out: list[str] = []
+    nums = sorted(set(pages))
+    i = 0
+    while i < len(nums):
+        j = i
+        while j + 1 < len(nums) and nums[j + 1] == nums[j] + 1:
+            j += 1
+        out.append(f"{nums[i]}" if i == j else f"{nums[i]}-{nums[j]}")
+        i = j + 1
+    return ", ".join(out)
