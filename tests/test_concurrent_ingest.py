@@ -24,7 +24,7 @@ from clausewise.stores.local import LocalBlobs
 
 DOC = "CEN_EN1991-9-9"
 TABLES = ("sections", "references", "precedence", "formulae", "objects", "chunks")
-RACES = int(os.environ.get("CLAUSEWISE_TEST_RACES", "20"))
+RACES = int(os.environ.get("CLAUSEWISE_TEST_RACES", "5"))  # the issue's measurement: CLAUSEWISE_TEST_RACES=20
 
 SLOW_WRITES = """
 import os, time
