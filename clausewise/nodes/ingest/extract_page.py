@@ -225,11 +225,11 @@ def _distance(kind: str, caption: list[float], region: list[float]) -> float:
     return gap if gap > -6 else 1e6 + abs(gap)
 
 
-def _drawn_chain(caption: list[float], drawn: list[Any], side: str, x0: float, x1: float) -> float | None:
-    """How far the vector drawing next to a caption reaches (table rules, a drawn figure), following
-    the paths that touch one another away from the caption; None when nothing is drawn there."""
+def _drawn_chain(caption: list[float], drawn: list[Any], side: str, x0: float, x1: float) -> Any:
+    """The vector drawing or picture next to a caption (table rules, a drawn figure, a photo),
+    following the pieces that touch one another away from the caption: their union, or None."""
     reach = caption[3] if side == "below" else caption[1]
-    found = False
+    found = None
     pending = [r for r in drawn if r.x1 >= x0 - 4 and r.x0 <= x1 + 4]
     while True:
         if side == "below":
@@ -238,10 +238,11 @@ def _drawn_chain(caption: list[float], drawn: list[Any], side: str, x0: float, x
             step = [r for r in pending if reach - 22 <= r.y1 <= reach + 6]
         if not step:
             break
-        found = True
+        for r in step:
+            found = pymupdf.Rect(r) if found is None else found | r
         pending = [r for r in pending if r not in step]
         reach = max(r.y1 for r in step) if side == "below" else min(r.y0 for r in step)
-    return reach if found else None
+    return found
 
 
 def _fallback_region(
@@ -261,18 +262,19 @@ def _fallback_region(
     top_limit, bottom_limit = page_rect.y0 + 0.075 * page_rect.height, page_rect.y1 - 0.075 * page_rect.height
     mine = [ln for ln in body if ln["bbox"][2] >= x0 - 4 and ln["bbox"][0] <= x1 + 4 and ln["bbox"] != caption]
     rows = [_merge_row(r) for r in _rows(mine)]
-    chain = _drawn_chain(caption, drawn or [], side, x0, x1)
+    # what is drawn right next to the caption, on its side (within the caption's reach across)
+    box = _drawn_chain(caption, drawn or [], side, caption[0], caption[2])
+    if box is not None and box.height > 30:
+        if kind == "figure":  # the drawing or picture itself, with the caption's width
+            return [min(box.x0, caption[0]), box.y0, max(box.x1, caption[2]), box.y1]
+    chain = None if box is None else (box.y1 if side == "below" else box.y0)
     if kind == "figure" and side == "above":
         above = [ln["bbox"][3] for ln in rows if ln["bbox"][3] <= caption[1] - 2]
         top = max([caption[1] - 260, *[y for y in above if caption[1] - y > 40]], default=caption[1] - 260)
-        if chain is not None and caption[1] - chain > 30:
-            top = min(top, chain - 2)
         return [x0, max(top_limit, top), x1, caption[1]]
     if kind == "figure":
         below = [ln["bbox"][1] for ln in rows if ln["bbox"][1] >= caption[3] + 2]
         bottom = min([caption[3] + 260, *[y for y in below if y - caption[3] > 40]], default=caption[3] + 260)
-        if chain is not None and chain - caption[3] > 30:
-            bottom = max(bottom, chain + 2)
         return [x0, caption[3], x1, min(bottom_limit, bottom)]
 
     def stops(ln: dict[str, Any]) -> bool:
@@ -498,9 +500,12 @@ def _region_height_ok(region: list[float], caption: list[float]) -> bool:
     return region[3] - region[1] >= 30 and not (caption[1] - 4 <= region[1] and region[3] <= caption[3] + 4)
 
 
-def _expression_crops(flow: list[dict[str, Any]], groups: list[list[dict[str, Any]]], rect: Any) -> list[dict[str, Any]]:
+def _expression_crops(
+    flow: list[dict[str, Any]], groups: list[list[dict[str, Any]]], rect: Any, drawn: list[Any] | None = None
+) -> list[dict[str, Any]]:
     """Numbered expressions: the band of the page from the expression's line up to the text line
-    above it (the formula itself is often a picture on a scan), across the column's text width."""
+    above it (the formula itself is often a picture on a scan), across the column's text width, and
+    down as far as the formula reaches (a number is set at the formula's middle) before the next line."""
     found = []
     for group in groups:
         g_lines = [ln for ln in group if ln in flow]
@@ -520,11 +525,19 @@ def _expression_crops(flow: list[dict[str, Any]], groups: list[list[dict[str, An
             top = max(top, y0 - 220, rect.y0)
             pieces = [o for o in g_lines if o["bbox"][1] >= top - 1 and o["bbox"][1] < y1 + 2 and o["bbox"][3] > y1]
             below = [o["bbox"][1] for o in g_lines if o["bbox"][1] >= y1 - 1 and o not in pieces and o is not ln]
-            bottom = max([y1, *[o["bbox"][3] for o in pieces if o["bbox"][3] - y1 < 20]])
-            bottom = min(max(bottom, y1 + 2), min(below, default=rect.y1) - 0.5)
+            limit = min(below, default=rect.y1) - 0.5
+            bottom = max([y1 + 2, y1 + 0.8 * (y0 - top), *[o["bbox"][3] for o in pieces if o["bbox"][3] - y1 < 20]])
+            for r in drawn or []:  # a formula set as a picture or drawn: all of it
+                if r.x1 >= gx0 and r.x0 <= gx1 and r.y1 > top and r.y0 < limit:
+                    bottom = max(bottom, r.y1 + 1)
+            bottom = min(bottom, limit)
             found.append(
-                {"number": number, "bbox": [round(gx0 - 4, 1), round(top + 0.5, 1), round(gx1 + 4, 1), round(bottom + 1, 1)],
-                 "line": ln["text"], "line_bbox": ln["bbox"]}
+                {
+                    "number": number,
+                    "bbox": [round(gx0 - 4, 1), round(top + 0.5, 1), round(gx1 + 4, 1), round(bottom + 1, 1)],
+                    "line": ln["text"],
+                    "line_bbox": ln["bbox"],
+                }
             )
     return found
 
@@ -555,6 +568,10 @@ def read_page(doc: pymupdf.Document, pno: int, *, crop: bool = True) -> dict[str
     for row in [] if _is_list_page([_merge_row(r) for r in all_rows]) else all_rows:
         merged = _merge_row(row)
         parsed = parse_caption(merged["text"])
+        side_by_side = [(p, ln) for ln in row if (p := parse_caption(ln["text"]))]
+        if len(side_by_side) > 1:  # "Figure 2 ..." and "Figure 3 ..." under two pictures side by side
+            candidates += side_by_side
+            continue
         if parsed:
             candidates.append((parsed, merged))
             continue
@@ -594,6 +611,7 @@ def read_page(doc: pymupdf.Document, pno: int, *, crop: bool = True) -> dict[str
                 continue  # the same caption twice on a page (a label repeated): the first one
             captions.append(((kind, number, title), cap))
     drawings: list[pymupdf.Rect] = []
+    vectors = 0
     if captions or crop:
         with MUPDF_LOCK:  # born-digital pages draw figures and table rules as vector paths
             drawings = [
@@ -601,6 +619,7 @@ def read_page(doc: pymupdf.Document, pno: int, *, crop: bool = True) -> dict[str
                 for d in page.get_drawings()
                 if d["rect"].width * d["rect"].height < 0.5 * area
             ]  # no page frames
+        vectors = len(drawings)
         drawings += [r for r in images if r.width * r.height < 0.8 * area]  # pictures, not the scan itself
         if turn is not None:
             drawings = [r * turn for r in drawings]
@@ -618,6 +637,32 @@ def read_page(doc: pymupdf.Document, pno: int, *, crop: bool = True) -> dict[str
             column = _column_of(cap["bbox"], groups, rect)
             side = _side_of(kind, cap["bbox"], body, drawings, rect)
             region, source = _fallback_region(kind, cap["bbox"], body, rect, side, column, drawings), "estimate"
+        if title:
+            height = cap["bbox"][3] - cap["bbox"][1]
+            wrap = [
+                ln
+                for ln in body
+                if -0.2 * height <= ln["bbox"][1] - cap["bbox"][3] < 0.4 * height
+                and ln["bbox"][0] <= cap["bbox"][2]
+                and ln["bbox"][2] >= cap["bbox"][0]
+                and ln["bbox"] != cap["bbox"]
+                and ln.get("size", 0) <= cap.get("size", 0) + 0.1
+                and not parse_caption(ln["text"])
+                and not _PARAGRAPH_START.match(ln["text"])
+                and len(ln["text"]) < 90
+            ]
+            starts = [cap["bbox"][0], *[ln["bbox"][0] for ln in body if _same_band(ln, cap) and ln["bbox"] != cap["bbox"]]]
+            if (
+                len(wrap) == 1
+                and "size" in cap
+                and any(abs(wrap[0]["bbox"][0] - x) < 6 for x in starts)  # aligned with the caption's words
+                and not any(_same_band(ln, wrap[0]) and ln is not wrap[0] for ln in body)  # not a table's row
+            ):  # the title wrapped onto the next line
+                title = f"{title} {wrap[0]['text']}"
+                title_lines.append(wrap[0]["bbox"])
+                w = wrap[0]["bbox"]
+                union = [min(cap["bbox"][0], w[0]), cap["bbox"][1], max(cap["bbox"][2], w[2]), max(cap["bbox"][3], w[3])]
+                cap = {**cap, "text": cap["text"] + " " + wrap[0]["text"], "bbox": union}
         if not title:
             below = sorted(
                 (ln for ln in body if 0 <= ln["bbox"][1] - cap["bbox"][3] < 20 and _overlap_x(ln["bbox"], cap["bbox"]) > 0),
@@ -659,7 +704,7 @@ def read_page(doc: pymupdf.Document, pno: int, *, crop: bool = True) -> dict[str
         else:
             obj["body"] = " ".join(_merge_row(r)["text"] for r in _rows(obj_lines))
         x0, y0, x1, y1 = obj["bbox"]
-        for drawn in drawings:  # the layout box hugs text; take in the vector lines it cuts
+        for drawn in drawings[:vectors]:  # the layout box hugs text; take in the vector lines it cuts
             if drawn.x0 <= x1 + 12 and drawn.x1 >= x0 - 12 and drawn.y0 <= y1 + 12 and drawn.y1 >= y0 - 12:
                 if drawn.height < rect.height * 0.6 or obj["kind"] == "figure":
                     x0, y0, x1, y1 = min(x0, drawn.x0), min(y0, drawn.y0), max(x1, drawn.x1), max(y1, drawn.y1)
@@ -670,7 +715,9 @@ def read_page(doc: pymupdf.Document, pno: int, *, crop: bool = True) -> dict[str
                 pix = page.get_pixmap(clip=box & rect, dpi=CROP_DPI, colorspace=pymupdf.csGRAY)
                 obj["png"] = pix.tobytes("png")
     flow_groups = [[ln for ln in g if ln in flow] for g in groups]
-    expressions = _expression_crops(flow, flow_groups, rect)
+    if not drawings and images:
+        drawings = [r for r in images if r.width * r.height < 0.8 * area]
+    expressions = _expression_crops(flow, flow_groups, rect, drawings)
     if crop:
         for expr in expressions:
             with MUPDF_LOCK:

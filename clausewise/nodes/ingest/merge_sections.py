@@ -329,19 +329,31 @@ class _Parser:
         # no "1" followed by "1.1": the first numbered heading set as a heading opens the body
         for i in range(len(self.lines)):
             found = self._numbered(i)
-            if found and found.typographic and len(found.number) > 1 and found.number[0] < 100:
+            if found and found.typographic and found.number[0] < 100:
                 later = sum(1 for j in range(i + 1, min(len(self.lines), i + 400)) if (h := self._numbered(j)) and h.typographic)
                 if later >= 2:
                     return i
         return len(self.lines)
 
-    def _accept(self, found: Heading) -> bool:
+    def _accept(self, found: Heading, i: int) -> bool:
         if found.code in self.seen_codes:
+            return False
+        if len(found.number) == 1 and not found.strong and self._counted_list(i, found.number[0]):
             return False
         if plausible_next(self.current_number, found.number, jump=9 if found.strong else 3):
             return True
         # a heading set in bold needs no sequence (codes that skip numbers or quote other codes' ones)
         return self.typography and found.typographic and len(found.number) > 1
+
+    def _counted_list(self, i: int, n: int) -> bool:
+        """Line i ("5 Total scour depth") counts on from "4 ..." just above it: a figure's key or a
+        numbered list, not a chapter heading."""
+        page = self.lines[i].page
+        for line in self.lines[max(0, i - 2) : i]:
+            m = re.match(r"^(\d{1,2})\s", line.text)
+            if line.page == page and m and int(m.group(1)) == n - 1:
+                return True
+        return False
 
     # ---- the pass ----
     def parse(self) -> list[Draft]:
@@ -399,7 +411,7 @@ class _Parser:
                         continue
             else:
                 found = self._numbered(i)
-                if found and self._accept(found):
+                if found and (i == start or self._accept(found, i)):  # the body opens at a heading
                     self.current_number = found.number
                     self.seen_codes.add(found.code)
                     current = self._open(
@@ -465,7 +477,7 @@ class _Parser:
                 and not (line.bold or line.size >= self.body_size + 1.5)
             ):
                 heading = False  # where headings are set in bold, a plain line is running text
-            if current is None or heading or (in_toc and current.kind != "contents"):
+            if current is None or heading or (in_toc and current.kind != "contents") or current.kind == "cover":
                 title = "Contents" if in_toc else (text if heading else "Front matter")
                 current = open_(title, "contents" if in_toc else "front", line)
                 continue
@@ -475,7 +487,7 @@ class _Parser:
             if (
                 line.page != current.lines[-1].page
                 and current.kind == "front"
-                and sum(len(ln.text) for ln in current.lines) > 2500
+                and sum(len(ln.text) for ln in current.lines) > 1500
             ):  # no heading for a page or more: page-sized parts
                 current = open_(f"{current.title.split(' (page')[0]} (page {line.page})", "front", line)
                 continue

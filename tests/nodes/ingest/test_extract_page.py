@@ -224,3 +224,117 @@ def test_table_rows_empty_cell_and_pipe_escaped() -> None:
     assert rows == [["a|b", "x"], ["only first", ""]]
     assert "a\\|b" in rows_to_markdown(rows)
     assert rows_to_markdown([]) == ""
+
+
+# ---------------------------------------------------------------- other layouts (tests/helpers/layouts.py)
+@pytest.fixture(scope="module")
+def two_column_pdf(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from helpers.layouts import write_two_column
+
+    return write_two_column(tmp_path_factory.mktemp("layouts") / "two_column.pdf")
+
+
+@pytest.fixture(scope="module")
+def objects_pages(tmp_path_factory: pytest.TempPathFactory) -> dict[int, dict[str, Any]]:
+    from helpers.layouts import write_objects
+
+    path = write_objects(tmp_path_factory.mktemp("layouts") / "objects.pdf")
+    with pymupdf.open(path) as doc:
+        return {pno + 1: extract_page(doc, pno, crop=True) for pno in range(len(doc))}
+
+
+def test_two_columns_are_read_column_by_column(two_column_pdf: Path) -> None:
+    with pymupdf.open(two_column_pdf) as doc:
+        result = extract_page(doc, 1, crop=False)
+    texts = [ln["text"] for ln in result["lines"]]
+    assert result["columns"] is True
+    assert texts[0].startswith("A full-width title line")  # a full-width line stays in place
+    first = {word: next(i for i, t in enumerate(texts) if t.startswith(word)) for word in ("7 Wind", "7.1", "Charlie", "7.2")}
+    assert first["7 Wind"] < first["7.1"] < first["Charlie"] < first["7.2"]
+    left_end = max(i for i, ln in enumerate(result["lines"]) if ln["bbox"][2] < 300 and i > 0)
+    right_start = min(i for i, ln in enumerate(result["lines"]) if ln["bbox"][0] > 300)
+    assert left_end < right_start  # no line of the right column between lines of the left one
+    assert all(ln["bbox"][2] < 300 or ln["bbox"][0] > 300 for ln in result["lines"][1:])  # nothing merged across
+
+
+def test_running_header_footer_and_page_number_leave_the_text(two_column_pdf: Path) -> None:
+    with pymupdf.open(two_column_pdf) as doc:
+        result = extract_page(doc, 2, crop=False)
+    texts = [ln["text"] for ln in result["lines"]]
+    assert "ACME 12-3:2024 Actions on widgets" in result["header"]
+    assert result["label"] == "12"
+    assert "12" not in texts and not any("ACME Guide to Widgets" in t for t in texts)
+
+
+@pytest.mark.parametrize(
+    ("page", "kind", "number", "title", "side"),
+    [
+        (1, "figure", "3", "Frame layout of the widget", "above"),
+        (2, "table", "2", "Loads on widget decks", "below"),
+        (3, "table", "A1.2(B)", "Design values of actions", "below"),
+        (3, "table", "7.3a", "Factors for widget shapes", "above"),
+        (4, "figure", "3-1", "Flow chart of the procedure", "below"),
+        (5, "figure", "4", "Side view", "above"),
+        (5, "table", "2-1", "Risk categories", "above"),
+    ],
+)
+def test_captions_in_other_styles_and_the_side_of_their_object(
+    objects_pages: dict[int, dict[str, Any]], page: int, kind: str, number: str, title: str, side: str
+) -> None:
+    """FIG./TABLE/Fig., numbers with a suffix or a chapter hyphen, captions above and below: the
+    region is on the side where the drawing or the table is, never the caption alone."""
+    obj = next(o for o in objects_pages[page]["objects"] if o["number"] == number)
+    assert (obj["kind"], obj["title"]) == (kind, title)
+    box, cap = obj["bbox"], obj["caption_bbox"]
+    if side == "above":
+        assert box[3] <= cap[3] + 1 and box[1] < cap[1] - 60
+    else:
+        assert box[1] >= cap[1] - 1 and box[3] > cap[3] + 60
+    pix = pymupdf.Pixmap(obj["png"])
+    assert pix.height > 4 * (cap[3] - cap[1]) * 110 / 72  # the object, not a caption-only sliver
+
+
+def test_a_drawn_object_is_inside_its_crop(objects_pages: dict[int, dict[str, Any]]) -> None:
+    figure = next(o for o in objects_pages[4]["objects"] if o["number"] == "3-1")
+    y = 80 + 2 * 14  # the page's two lines above the caption (helpers.layouts)
+    drawn = pymupdf.Rect(150, y + 30, 450, y + 180)
+    assert (pymupdf.Rect(figure["bbox"]) + (-2, -2, 2, 2)).contains(drawn)
+
+
+def test_a_numbered_expression_drawn_as_a_picture_is_cropped(objects_pages: dict[int, dict[str, Any]]) -> None:
+    """Only "(5.1)" is in the text layer: the crop is the band from its line up to the text above,
+    across the text width, so the formula picture is in it."""
+    (expr,) = objects_pages[6]["expressions"]
+    assert expr["number"] == "5.1"
+    y = 80 + 14
+    picture = pymupdf.Rect(120, y + 6, 340, y + 46)
+    box = pymupdf.Rect(expr["bbox"])
+    assert box.contains(picture) and box.x1 > 520  # the number at the right margin too
+    assert box.y1 < y + 60  # not the "where:" line below
+    assert expr["png"].startswith(PNG_MAGIC)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("FIG. 3 Frame layout", ("figure", "3", "Frame layout")),
+        ("Fig. 3 Frame layout", ("figure", "3", "Frame layout")),
+        ("TABLE 2 Loads", ("table", "2", "Loads")),
+        ("Table A1.2(B) Design values", ("table", "A1.2(B)", "Design values")),
+        ("Table 7.3a Factors", ("table", "7.3a", "Factors")),
+        ("Figure 3-1 Flow chart", ("figure", "3-1", "Flow chart")),
+        ("Table 2-1 Risk Category", ("table", "2-1", "Risk Category")),
+        ("Figure C-1.", ("figure", "C-1", "")),
+        ("Table 12.2-1 Design Coefficients", ("table", "12.2-1", "Design Coefficients")),
+    ],
+)
+def test_parse_caption_other_styles(text: str, expected: tuple[str, str, str]) -> None:
+    assert parse_caption(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["TABLE OF CONTENTS", "Figure 2-1 Performance-based design process ............ 2-6", "FIG. 3 shows the frame"],
+)
+def test_parse_caption_rejects_lists_and_sentences(text: str) -> None:
+    assert parse_caption(text) is None

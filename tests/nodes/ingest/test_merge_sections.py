@@ -351,3 +351,156 @@ def test_plausible_next(current: tuple[int, ...] | None, new: tuple[int, ...], o
 def test_plausible_next_jump_allows_missing_sections() -> None:
     assert plausible_next((1, 5), (4,)) is False
     assert plausible_next((1, 5), (4,), jump=3) is True  # sections 2 and 3 absent (as in the sample)
+
+
+# ---------------------------------------------------------------- other layouts
+def test_two_column_code_gives_its_clauses_on_their_pages(tmp_path: Any) -> None:
+    """A two-column code with a running header, footer and printed page numbers (tests/helpers/
+    layouts.py): every clause is its own section on its page, columns are read in order, no page
+    number becomes a clause and no running line a title."""
+    import pymupdf
+    from helpers.layouts import PAGE_OFFSET, write_two_column
+
+    from clausewise.nodes.ingest.extract_page import read_page
+
+    path = write_two_column(tmp_path / "two.pdf")
+    with pymupdf.open(path) as doc:
+        pages = [read_page(doc, i, crop=False) for i in range(len(doc))]
+    sections = build_sections(DocId("ACME", "ACME12-3"), "Widgets", pages)
+    by_code = {s["section"]: s for s in sections.values()}
+    assert by_code["cover"]["kind"] == "cover"
+    expected = {"7": 2, "7.1": 2, "7.2": 2, "7.3": 3, "7.4": 3, "8": 4, "8.1": 4, "8.2": 4}
+    assert {c: by_code[c]["pages"][0] for c in expected} == expected
+    assert by_code["7.2"]["title"] == "Wind pressure"
+    text_71 = by_code["7.1"]["text"]
+    assert text_71.index("Bravo first paragraph") < text_71.index("Charlie continues the general clause")
+    text_72 = by_code["7.2"]["text"]  # runs on from the right column to the next page's left column
+    assert "Delta pressure text" in text_72 and "Echo continues the wind pressure clause" in text_72
+    assert "Foxtrot" not in text_72
+    printed = {str(p + PAGE_OFFSET) for p in range(4)}
+    assert not printed & set(by_code)
+    for s in sections.values():
+        assert "ACME Guide to Widgets" not in s["text"] and "Actions on widgets" not in s["title"]
+
+
+def _typo_page(n: int, lines: list[tuple[str, bool, str]], size: float = 10.0) -> dict[str, Any]:
+    """A born-digital page: (text, bold, bold lead) per line."""
+    return {
+        "page": n,
+        "objects": [],
+        "lines": [
+            {"text": t, "bbox": [70.0, 80.0 + 14 * i, 500.0, 92.0 + 14 * i], "size": size, "bold": b, "lead": lead}
+            for i, (t, b, lead) in enumerate(lines)
+        ],
+    }
+
+
+def test_headings_in_other_styles() -> None:
+    """Run-in headings (bold words or a dash end the title), chapter-hyphen numbers (2-1.1), quoted
+    codes' numbers set in bold (1603.1.10, out of sequence), a number on its own line above its title."""
+    body = ("The text of the clause goes on for a while here, and it is set in the plain body font, not bold.", False, "")
+    pages = [
+        _typo_page(
+            1,
+            [
+                ("CHAPTER 1 INTRODUCTION", True, ""),
+                ("1-1 BACKGROUND.", True, ""),
+                body,
+                ("1-2 PURPOSE AND SCOPE.", True, ""),
+                body,
+                ("2-1.1 Section 101 - GENERAL.", True, ""),
+                ("1603.1.10 - Systems Requiring Special Inspection for Seismic", True, ""),
+                ("Resistance [Addition]", True, ""),
+                body,
+                ("1603.2 - Delegated Engineered Systems [Addition]", True, ""),
+                body,
+            ],
+        ),
+        _typo_page(
+            2,
+            [
+                ("2-1.2 Terrain category. The roughness of the ground is taken from the map.", False, "2-1.2 Terrain category."),
+                body,
+                ("2-1.3", True, ""),
+                ("Repair Time", True, ""),
+                body,
+                ("2-1.4 Orography \u2014 The effects of hills are taken into account where they", False, ""),
+                body,
+                ("1 - The structure is classified as Risk Category III.", False, ""),
+            ],
+        ),
+    ]
+    sections = build_sections(DocId("DOD", "UFC3-301-01"), "Test", pages)
+    titles = {s["section"]: s["title"] for s in sections.values() if s["kind"] == "clause"}
+    assert titles == {
+        "1": "INTRODUCTION",
+        "1-1": "BACKGROUND",
+        "1-2": "PURPOSE AND SCOPE",
+        "2-1.1": "Section 101 - GENERAL",
+        "1603.1.10": "Systems Requiring Special Inspection for Seismic Resistance [Addition]",
+        "1603.2": "Delegated Engineered Systems [Addition]",
+        "2-1.2": "Terrain category",
+        "2-1.3": "Repair Time",
+        "2-1.4": "Orography",
+    }
+    run_in = sections["DOD_UFC3-301-01_2-1.2"]
+    assert "The roughness of the ground is taken from the map." in run_in["text"]  # the run-in text stays
+    assert sections["DOD_UFC3-301-01_1-2"]["parent"] == "DOD_UFC3-301-01_1"
+
+
+def test_annex_headings_without_a_status_and_letter_hyphen_numbers() -> None:
+    pages = [
+        _typo_page(
+            1,
+            [("1 General", True, ""), ("1.1 Scope", True, "")]
+            + [("Text of the scope, long enough to be the body of the document in plain type.", False, "")] * 6,
+        ),
+        _typo_page(
+            2,
+            [
+                ("APPENDIX B ALTERNATE DESIGN PROCEDURE", True, ""),
+                ("B-1 GENERAL.", True, ""),
+                *[("Text of the appendix, long enough to be the body of the document in plain type.", False, "")] * 3,
+                ("B-16.1 Determining Response Spectra", True, ""),
+                *[("Text again, long enough to be the body of the document in plain type here.", False, "")] * 3,
+                ("B-17.5.1.1 Nonlinear Static Procedure.", True, ""),
+                *[("More text, long enough to be the body of the document in plain type here too.", False, "")] * 3,
+            ],
+        ),
+    ]
+    sections = build_sections(DocId("DOD", "UFC3-301-01"), "Test", pages)
+    codes = [s["section"] for s in sections.values()]
+    assert codes[-4:] == ["annex_B", "B-1", "B-16.1", "B-17.5.1.1"]
+    assert sections["DOD_UFC3-301-01_annex_B"]["status"] is None
+    assert sections["DOD_UFC3-301-01_B-16.1"]["title"] == "Determining Response Spectra"
+
+
+def test_a_document_without_numbered_clauses_is_cut_into_page_sized_sections() -> None:
+    prose = "Workers on the site should wear the protective equipment that the task needs every day. " * 9
+    pages = [_page(1, ["Health and safety", "in construction"])]
+    pages += [_page(n, [prose[i : i + 90] for i in range(0, len(prose), 90)]) for n in range(2, 8)]
+    sections = build_sections(DocId("HSE", "HSG150"), "Test", pages)
+    kinds = [s["kind"] for s in sections.values()]
+    assert kinds[0] == "cover"
+    fronts = [s for s in sections.values() if s["kind"] == "front"]
+    assert len(fronts) >= 3
+    assert all(len(s["pages"]) <= 3 for s in fronts)
+    assert len({s["section"] for s in fronts}) == len(fronts)
+
+
+def test_contents_page_found_by_page_numbers_and_running_lines_by_repetition() -> None:
+    contents = _page(2, ["Scope 3", "Wind actions 5", "Terrain 7", "Orography 9", "Snow actions 11", "Roofs 13",
+                         "Drifts 15", "Annex A Data 17", "Annex B Maps 19"])
+    pages = [_page(1, ["A Code for Widgets", "Part 3"]), contents]
+    for n in range(3, 7):
+        page = _page(n, ["1 Scope" if n == 3 else f"1.{n - 3} Topic number {n}", f"(1) The text of page {n}."])
+        page["lines"].insert(0, {"text": f"GUIDE TO WIDGETS 2015 | {n}", "bbox": [70.0, 20.0, 300.0, 30.0], "band": "top"})
+        pages.append(page)
+    pages[3]["lines"].append({"text": "(informative)", "bbox": [70.0, 40.0, 150.0, 50.0], "band": "top"})
+    sections = build_sections(DocId("X", "WIDGETS"), "Test", pages)
+    kinds = {s["section"]: s["kind"] for s in sections.values()}
+    assert kinds["cover"] == "cover" and kinds["contents"] == "contents"
+    assert [c for c, k in kinds.items() if k == "clause"] == ["1", "1.1", "1.2", "1.3"]
+    text = "\n".join(s["text"] for s in sections.values())
+    assert "GUIDE TO WIDGETS" not in text
+    assert "(informative)" in text  # on one page only: not a running line

@@ -1,0 +1,192 @@
+"""PDF fixtures in layouts other than the Eurocodes' (written with PyMuPDF at test time): a two-column
+code with running header, footer and printed page numbers; run-in and bold headings; captions in
+other styles above and below their objects; a numbered expression whose formula is only a picture."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pymupdf
+
+A4 = (595, 842)
+LEFT = (57, 287)
+RIGHT = (308, 538)
+PAGE_OFFSET = 10  # printed page number = PDF page + 10
+
+WORDS = (
+    "the design value of the action shall be taken from the table for the site and the exposure of the "
+    "structure with the partial factor applied to the characteristic value of each load case considered"
+).split()
+
+
+def _filler(seed: int, chars: int) -> str:
+    words, out = WORDS[seed % len(WORDS) :] + WORDS, []
+    while sum(len(w) + 1 for w in out) < chars:
+        out.append(words[len(out) % len(words)])
+    return " ".join(out)
+
+
+def _column(page: pymupdf.Page, x: tuple[int, int], y: float, items: list[tuple[str, str]]) -> float:
+    """Lines of one column: ("h", heading) in bold, ("p", text) wrapped to the column's width."""
+    for kind, text in items:
+        if kind == "h":
+            y += 6
+            page.insert_text((x[0], y), text, fontsize=10, fontname="hebo")
+            y += 16
+            continue
+        words, line = text.split(), ""
+        for word in words:
+            if pymupdf.get_text_length(f"{line} {word}", fontsize=9) > x[1] - x[0]:
+                page.insert_text((x[0], y), line.strip(), fontsize=9)
+                y += 12
+                line = ""
+            line += " " + word
+        if line.strip():
+            page.insert_text((x[0], y), line.strip(), fontsize=9)
+            y += 12
+        y += 4
+    return y
+
+
+def _running(page: pymupdf.Page, pno: int) -> None:
+    page.insert_text((57, 30), "ACME 12-3:2024 Actions on widgets", fontsize=8)
+    page.insert_text((400, 30), f"Edition {2024}", fontsize=8)
+    page.insert_text((57, 815), "ACME Guide to Widgets - Part 3: Wind", fontsize=8)
+    page.insert_text((520, 815), str(pno + PAGE_OFFSET), fontsize=9)
+
+
+def write_two_column(path: Path) -> Path:
+    """Four pages: a cover, then three two-column pages of numbered clauses, with a running header,
+    a running footer and printed page numbers (which are also numbers a parser might take for
+    clause headings)."""
+    doc = pymupdf.open()
+    cover = doc.new_page(width=A4[0], height=A4[1])
+    cover.insert_text((100, 300), "ACME 12-3", fontsize=30, fontname="hebo")
+    cover.insert_text((100, 350), "Actions on widgets - Part 3: Wind", fontsize=16)
+    body = {
+        1: (
+            [
+                ("h", "7 Wind actions"),
+                ("p", "Alpha column starts here. " + _filler(1, 380)),
+                ("h", "7.1 General"),
+                ("p", "Bravo first paragraph of the general clause. " + _filler(2, 600)),
+            ],
+            [
+                ("p", "Charlie continues the general clause in the right column. " + _filler(3, 300)),
+                ("h", "7.2 Wind pressure"),
+                ("p", "Delta pressure text. " + _filler(4, 700)),
+            ],
+        ),
+        2: (
+            [
+                ("p", "Echo continues the wind pressure clause. " + _filler(5, 500)),
+                ("h", "7.3 Terrain"),
+                ("p", "Foxtrot terrain clause text. " + _filler(6, 600)),
+            ],
+            [
+                ("h", "7.4 Orography"),
+                ("p", "Golf orography clause text. " + _filler(7, 900)),
+            ],
+        ),
+        3: (
+            [
+                ("h", "8 Snow actions"),
+                ("p", "Hotel snow chapter text. " + _filler(8, 500)),
+                ("h", "8.1 General"),
+                ("p", "India snow general text. " + _filler(9, 500)),
+            ],
+            [
+                ("h", "8.2 Roof snow"),
+                ("p", "Juliett roof snow text. " + _filler(10, 900)),
+            ],
+        ),
+    }
+    for pno in (1, 2, 3):
+        page = doc.new_page(width=A4[0], height=A4[1])
+        _running(page, pno)
+        page.insert_text((57, 70), "A full-width title line that runs across both of the columns", fontsize=11)
+        left, right = body[pno]
+        _column(page, LEFT, 100, left)
+        _column(page, RIGHT, 100, right)
+    doc.save(path)
+    doc.close()
+    return path
+
+
+def _formula_png(text: str) -> bytes:
+    """A formula as a picture (no text layer), as a scan carries it."""
+    scratch = pymupdf.open()
+    page = scratch.new_page(width=220, height=40)
+    page.insert_text((10, 26), text, fontsize=16, fontname="tiro")
+    png = page.get_pixmap(dpi=150).tobytes("png")
+    scratch.close()
+    return png
+
+
+def write_objects(path: Path) -> Path:
+    """One page per caption style, the caption above or below its drawn object, and a page with a
+    numbered expression whose formula is a picture with only "(5.1)" in the text layer."""
+    doc = pymupdf.open()
+
+    def page_with(lines_above: list[str]) -> tuple[pymupdf.Page, float]:
+        page = doc.new_page(width=A4[0], height=A4[1])
+        y = 80.0
+        for text in lines_above:
+            page.insert_text((70, y), text, fontsize=10)
+            y += 14
+        return page, y
+
+    def table(page: pymupdf.Page, top: float, rows: int = 4) -> pymupdf.Rect:
+        box = pymupdf.Rect(70, top, 520, top + 18 * rows)
+        for r in range(rows + 1):
+            page.draw_line((70, top + 18 * r), (520, top + 18 * r))
+        for x in (70, 300, 520):
+            page.draw_line((x, top), (x, top + 18 * rows))
+        for r in range(rows):
+            page.insert_text((76, top + 18 * r + 13), f"Case {r + 1}", fontsize=9)
+            page.insert_text((306, top + 18 * r + 13), f"{r + 1},5", fontsize=9)
+        return box
+
+    def drawing(page: pymupdf.Page, top: float, height: float = 150) -> pymupdf.Rect:
+        box = pymupdf.Rect(150, top, 450, top + height)
+        page.draw_rect(box)
+        page.draw_line(box.tl, box.br)
+        page.draw_line(box.bl, box.tr)
+        page.draw_circle(box.tl + (150, height / 2), 30)
+        return box
+
+    # 1: "FIG. 3" below its drawing
+    page, y = page_with(["(1) The frame is shown below.", "(2) The layout follows the plan."])
+    drawing(page, y + 10)
+    page.insert_text((150, y + 180), "FIG. 3 Frame layout of the widget", fontsize=10)
+    page.insert_text((70, y + 220), "(3) Text after the figure continues the clause.", fontsize=10)
+    # 2: "TABLE 2" above its table
+    page, y = page_with(["(1) Loads are given in the following table."])
+    page.insert_text((70, y + 14), "TABLE 2 Loads on widget decks", fontsize=10)
+    table(page, y + 24)
+    page.insert_text((70, y + 140), "(2) Text after the table.", fontsize=10)
+    # 3: "Table A1.2(B)" above, "Table 7.3a" below its table
+    page, y = page_with(["(1) Design values follow."])
+    page.insert_text((70, y + 14), "Table A1.2(B) Design values of actions", fontsize=10)
+    table(page, y + 24)
+    second = table(page, y + 160)
+    page.insert_text((70, second.y1 + 16), "Table 7.3a Factors for widget shapes", fontsize=10)
+    # 4: "Figure 3-1" above its drawing (the drawing hangs below the caption, text above it)
+    page, y = page_with(["(1) The flow of the procedure is shown in Figure 3-1.", "(2) Each step is numbered."])
+    page.insert_text((150, y + 20), "Figure 3-1 Flow chart of the procedure", fontsize=10)
+    drawing(page, y + 30)
+    page.insert_text((70, y + 230), "(3) Text after the figure.", fontsize=10)
+    # 5: "Fig. 4" below, "Table 2-1" below its table
+    page, y = page_with(["(1) Two objects follow."])
+    drawing(page, y + 10, 120)
+    page.insert_text((150, y + 150), "Fig. 4 Side view", fontsize=10)
+    box = table(page, y + 190)
+    page.insert_text((70, box.y1 + 16), "Table 2-1 Risk categories", fontsize=10)
+    # 6: a numbered expression drawn as a picture: the text layer holds only "(5.1)"
+    page, y = page_with(["(1) The snow load on the roof should be determined as follows:"])
+    page.insert_image(pymupdf.Rect(120, y + 6, 340, y + 46), stream=_formula_png("s = mu Ce Ct sk"))
+    page.insert_text((500, y + 30), "(5.1)", fontsize=10)
+    page.insert_text((70, y + 70), "where: mu is the shape coefficient", fontsize=10)
+    doc.save(path)
+    doc.close()
+    return path
