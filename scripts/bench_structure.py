@@ -48,7 +48,8 @@ CAPTION = re.compile(
     r"\s*(?:[:.\-\u2013\u2014|]\s*|\s+)(?P<title>[A-Z\[(].{2,})$"
 )
 REFERENCE_VERB = re.compile(
-    r"^(shows|gives|presents|provides|lists|illustrates|summari[sz]es|contains|defines|applies|is|are|may|should)\b", re.I
+    r"^(shows|gives|presents|provides|lists|illustrates|summari[sz]es|contains|defines|applies|is|are|may|should)\b",
+    re.I,
 )
 WORD = re.compile(r"[a-z]{3,}")
 OCR_LETTERS = {"8": "B", "0": "D", "6": "G", "5": "S", "1": "I"}
@@ -78,8 +79,12 @@ def visual_lines(page: pymupdf.Page) -> list[tuple[str, list[float], bool]]:
         if out:
             ptext, pbox, pbold = out[-1]
             same_row = abs(pbox[1] - box[1]) < 3 and abs(pbox[3] - box[3]) < 3
-            if same_row and 0 <= box[0] - pbox[2] < 40:
-                out[-1] = (f"{ptext} {text}", [pbox[0], min(pbox[1], box[1]), box[2], max(pbox[3], box[3])], pbold and bold)
+            if same_row and 0 <= box[0] - pbox[2] < 40 and not CAPTION.match(text):
+                out[-1] = (
+                    f"{ptext} {text}",
+                    [pbox[0], min(pbox[1], box[1]), box[2], max(pbox[3], box[3])],
+                    pbold and bold,
+                )
                 continue
         out.append((text, box, bold))
     return out
@@ -120,7 +125,9 @@ def text_inventory(pdf: Path) -> dict[str, Any]:
             leaders = sum(1 for t, _, _ in lines if re.search(r"(\.\s?){5,}|…{2,}", t))
             ending_numbers = sum(1 for t, _, _ in lines if re.search(r"[A-Za-z)]\s*\.*\s+\d{1,3}$", t))
             ending_numbers += sum(1 for t, _, _ in lines if re.fullmatch(r"\d{1,3}", t))
-            listing = any(re.fullmatch(r"(table of )?contents|list of (tables|figures)", t.strip(), re.I) for t, _, _ in lines[:8])
+            listing = any(
+                re.fullmatch(r"(table of )?contents|list of (tables|figures)", t.strip(), re.I) for t, _, _ in lines[:8]
+            )
             if leaders >= 4 or listing or ending_numbers >= 0.3 * max(1, len(lines)) and ending_numbers >= 6:
                 continue  # a contents page or a list of figures
             for text, box, set_apart in lines:
@@ -132,7 +139,11 @@ def text_inventory(pdf: Path) -> dict[str, Any]:
                     continue
                 body_lines.setdefault(page.number + 1, set()).add(re.sub(r"\d+", "#", text.lower()))
                 m = CAPTION.match(text)
-                if m and not re.search(r"continued|\bcont\b|(\.\s?){5,}|…{2,}", text, re.I) and not REFERENCE_VERB.match(m.group("title")):
+                if (
+                    m
+                    and not re.search(r"continued|\bcont\b|(\.\s?){5,}|…{2,}", text, re.I)
+                    and not REFERENCE_VERB.match(m.group("title"))
+                ):
                     kind = "table" if m.group("kind").lower() == "table" else "figure"
                     captions.setdefault((kind, m.group("num")), (page.number + 1, m.group("title")))
                     continue
@@ -216,7 +227,9 @@ def evaluate(pdf: Path, seed: int, cache: Path | None, verbose: bool) -> dict[st
     for e in entries:
         code = e["key"].split("_", 2)[2]
         by_code.setdefault(code, e)
-    objects_flat = {(e["kind"], _flat(str(e.get("number", "")))): e for e in entries if e["kind"] in ("table", "figure")}
+    objects_flat = {
+        (e["kind"], _flat(str(e.get("number", "")))): e for e in entries if e["kind"] in ("table", "figure")
+    }
     crops = {(p["page"], o["kind"], o["number"]) for p in pages for o in p["objects"] if o.get("png")}
     expr_crops = {(p["page"], x["number"]) for p in pages for x in p.get("expressions", []) if x.get("png")}
     kinds: dict[str, int] = {}
@@ -265,7 +278,10 @@ def evaluate(pdf: Path, seed: int, cache: Path | None, verbose: bool) -> dict[st
             if not (r[3] and r[4] and r[5]):
                 e = by_code.get(r[1]) if r[0] == "clause" else objects_flat.get((r[0], _flat(r[1])))
                 where = f"entry pages {e['pages'][:3]} title {e['title'][:40]!r}" if e else "no entry"
-                print(f"  miss {pdf.name}: {r[0]} {r[1]} p{r[2]} found={r[3]} page={r[4]} words={r[5]} ({where})", file=sys.stderr)
+                print(
+                    f"  miss {pdf.name}: {r[0]} {r[1]} p{r[2]} found={r[3]} page={r[4]} words={r[5]} ({where})",
+                    file=sys.stderr,
+                )
         for b in bad:
             print(f"  bad title {pdf.name}: {b}", file=sys.stderr)
 
@@ -282,7 +298,9 @@ def evaluate(pdf: Path, seed: int, cache: Path | None, verbose: bool) -> dict[st
         "tables": kinds.get("table", 0),
         "figures": kinds.get("figure", 0),
         "objects_with_image": sum(
-            1 for e in entries if e["kind"] in ("table", "figure") and (e["pages"][0], e["kind"], e.get("raw_number")) in crops
+            1
+            for e in entries
+            if e["kind"] in ("table", "figure") and (e["pages"][0], e["kind"], e.get("raw_number")) in crops
         ),
         "expressions": kinds.get("expression", 0),
         "expressions_with_image": sum(

@@ -158,7 +158,7 @@ def summarise(
     internal = [r for r in refs if r["document"] == doc_key and r["kind"] != "neighbour"]
     kinds = Counter(s["kind"] for s in sections.values())
     return {
-        "sections": kinds.get("clause", 0) + kinds.get("annex", 0) + kinds.get("front", 0) + kinds.get("contents", 0),
+        "sections": sum(kinds.get(k, 0) for k in ("clause", "annex", "front", "contents", "cover")),
         "clauses": kinds.get("clause", 0),
         "annexes": kinds.get("annex", 0),
         "tables": kinds.get("table", 0),

@@ -47,10 +47,14 @@ EXPRESSION = re.compile(
     r"\(\s?(?:(?:Equation|Eq\.|Eqn\.?)\s?(?P<hnum>\d{1,2}-\d{1,3}[a-z]?)|(?P<num>(?:[A-H]\d?\s?\.\s?\d{1,2}(?:\.\d{1,2})?"
     r"|\d{1,2}\s?\.\s?\d{1,2})[a-z]?))\s?\)\s*$"
 )
-EXPRESSION_CITED = re.compile(r"\b(see|Expression|Expressions|Equation|Equations|Eq\.|in|and|to|from|of|with|using)\s*$", re.I)
+EXPRESSION_CITED = re.compile(
+    r"\b(see|Expression|Expressions|Equation|Equations|Eq\.|in|and|to|from|of|with|using)\s*$", re.I
+)
 _BOLD_FONT = re.compile(r"bold|black|heavy|semibold|demi", re.I)
 # A printed page number: "12", "xiv", "2-10", "Page 31 of 141", "- 12 -".
-PAGE_NUMBER = re.compile(r"^(?:page\s+)?[-\u2013\s]*(?:\d{1,4}|[ivxlcdm]{1,6}|[A-Z]?\d{1,2}-\d{1,3})(?:\s+of\s+\d{1,4})?[-\u2013\s]*$", re.I)
+PAGE_NUMBER = re.compile(
+    r"^(?:page\s+)?[-\u2013\s]*(?:\d{1,4}|[ivxlcdm]{1,6}|[A-Z]?\d{1,2}-\d{1,3})(?:\s+of\s+\d{1,4})?[-\u2013\s]*$", re.I
+)
 
 
 def expression_number(text: str) -> str | None:
@@ -69,7 +73,9 @@ def caption_number(raw: str) -> str:
     m = re.fullmatch(r"(?P<core>.*?)(?P<tail>\([A-Z0-9]{1,2}\)|-[a-z])?", raw)
     core, tail = (m.group("core"), m.group("tail") or "") if m else (raw, "")
     if "-" in core or re.match(r"[A-Z]\d\.", core):  # "3-1", "B-16.1", "A1.2": no annex-letter rules
-        head = core[:1] if core[:1].isalpha() and core[1:2] in ("-", "1", "2", "3", "4", "5", "6", "7", "8", "9") else ""
+        head = (
+            core[:1] if core[:1].isalpha() and core[1:2] in ("-", "1", "2", "3", "4", "5", "6", "7", "8", "9") else ""
+        )
         body = core[len(head) :]
         body = body.replace("I", "1").replace("l", "1").replace("O", "0")
         return head + body.strip(".") + tail
@@ -133,7 +139,7 @@ def _merge_row(row: list[dict[str, Any]]) -> dict[str, Any]:
     if "size" in row[0]:
         merged["size"] = max(ln["size"] for ln in row)
         chars = [len(ln["text"]) for ln in row]
-        merged["bold"] = sum(c for c, ln in zip(chars, row) if ln["bold"]) >= 0.6 * sum(chars)
+        merged["bold"] = sum(c for c, ln in zip(chars, row, strict=True) if ln["bold"]) >= 0.6 * sum(chars)
         lead = row[0]["lead"] or (row[0]["text"] if row[0]["bold"] else "")
         for ln in row[1:]:  # "1.1" and its bold title are separate lines on one baseline
             if lead != " ".join(x["text"] for x in row[: row.index(ln)]) or not (ln["bold"] or ln["lead"]):
@@ -192,7 +198,8 @@ def _titled_below(line: dict[str, Any], body: list[dict[str, Any]]) -> bool:
     if line["text"].rstrip().endswith("."):
         return False
     below = sorted(
-        (ln for ln in body if 0 <= ln["bbox"][1] - line["bbox"][3] < 20), key=lambda ln: (ln["bbox"][1] // 4, ln["bbox"][0])
+        (ln for ln in body if 0 <= ln["bbox"][1] - line["bbox"][3] < 20),
+        key=lambda ln: (ln["bbox"][1] // 4, ln["bbox"][0]),
     )
     return bool(below) and below[0]["text"][:1].isupper() and not _PARAGRAPH_START.match(below[0]["text"])
 
@@ -303,7 +310,9 @@ def _is_list_page(rows: list[dict[str, Any]]) -> bool:
     """A contents page or a list of tables or figures: its captions are entries, not objects."""
     texts = [r["text"] for r in rows]
     leaders = sum(1 for t in texts if re.search(r"(\.\s?){5,}|…{2,}", t))
-    titled = any(re.fullmatch(r"(table of )?contents|list of (tables|figures|illustrations)", t.strip(), re.I) for t in texts[:5])
+    titled = any(
+        re.fullmatch(r"(table of )?contents|list of (tables|figures|illustrations)", t.strip(), re.I) for t in texts[:5]
+    )
     return leaders >= 4 or (titled and leaders >= 1)
 
 
@@ -356,12 +365,14 @@ def _page_lines(raw: dict[str, Any], turn: Any) -> list[dict[str, Any]]:
     return lines
 
 
-def _split_bands(lines: list[dict[str, Any]], rect: Any) -> tuple[list, list, list]:
+def _split_bands(lines: list[dict[str, Any]], rect: Any) -> tuple[list[dict[str, Any]], ...]:
     """Running header, footer and body of a page, by position: short lines in the top and bottom
     bands (with the lines stacked right against them), and printed page numbers there."""
     height = rect.height
     top, bottom = rect.y0 + 0.075 * height, rect.y0 + 0.925 * height
-    header, footer, body = [], [], []
+    header: list[dict[str, Any]] = []
+    footer: list[dict[str, Any]] = []
+    body: list[dict[str, Any]] = []
     for ln in sorted(lines, key=lambda ln: (ln["bbox"][1], ln["bbox"][0])):
         y0, y1 = ln["bbox"][1], ln["bbox"][3]
         text = ln["text"]
@@ -486,7 +497,9 @@ def _side_of(kind: str, caption: list[float], body: list[dict[str, Any]], drawn:
 
     def gap(direction: str) -> float:
         if direction == "above":
-            ys = [ln["bbox"][3] for ln in body if ln["bbox"][3] <= caption[1] - 2 and _overlap_x(ln["bbox"], caption) > 0]
+            ys = [
+                ln["bbox"][3] for ln in body if ln["bbox"][3] <= caption[1] - 2 and _overlap_x(ln["bbox"], caption) > 0
+            ]
             return caption[1] - max(ys, default=rect.y0)
         ys = [ln["bbox"][1] for ln in body if ln["bbox"][1] >= caption[3] + 2 and _overlap_x(ln["bbox"], caption) > 0]
         return min(ys, default=rect.y1) - caption[3]
@@ -615,9 +628,7 @@ def read_page(doc: pymupdf.Document, pno: int, *, crop: bool = True) -> dict[str
     if captions or crop:
         with MUPDF_LOCK:  # born-digital pages draw figures and table rules as vector paths
             drawings = [
-                pymupdf.Rect(d["rect"])
-                for d in page.get_drawings()
-                if d["rect"].width * d["rect"].height < 0.5 * area
+                pymupdf.Rect(d["rect"]) for d in page.get_drawings() if d["rect"].width * d["rect"].height < 0.5 * area
             ]  # no page frames
         vectors = len(drawings)
         drawings += [r for r in images if r.width * r.height < 0.8 * area]  # pictures, not the scan itself
@@ -627,8 +638,7 @@ def read_page(doc: pymupdf.Document, pno: int, *, crop: bool = True) -> dict[str
     for (kind, number, title), cap in captions:
         want = "table" if kind == "table" else "picture"
         scored = sorted(
-            (_distance(kind, cap["bbox"], r["bbox"]) + (0 if r["class"] == want else 50), i)
-            for i, r in enumerate(free)
+            (_distance(kind, cap["bbox"], r["bbox"]) + (0 if r["class"] == want else 50), i) for i, r in enumerate(free)
         )
         region = None
         if scored and scored[0][0] < 80 and _region_height_ok(free[scored[0][1]]["bbox"], cap["bbox"]):
@@ -651,21 +661,36 @@ def read_page(doc: pymupdf.Document, pno: int, *, crop: bool = True) -> dict[str
                 and not _PARAGRAPH_START.match(ln["text"])
                 and len(ln["text"]) < 90
             ]
-            starts = [cap["bbox"][0], *[ln["bbox"][0] for ln in body if _same_band(ln, cap) and ln["bbox"] != cap["bbox"]]]
+            starts = [
+                cap["bbox"][0],
+                *[ln["bbox"][0] for ln in body if _same_band(ln, cap) and ln["bbox"] != cap["bbox"]],
+            ]
             if (
                 len(wrap) == 1
                 and "size" in cap
                 and any(abs(wrap[0]["bbox"][0] - x) < 6 for x in starts)  # aligned with the caption's words
-                and not any(_same_band(ln, wrap[0]) and ln is not wrap[0] for ln in body)  # not a table's row
+                and not any(  # not a table's row (a caption beside this one is not in its way)
+                    _same_band(ln, wrap[0]) and ln is not wrap[0] and _overlap_x(ln["bbox"], cap["bbox"]) > -20
+                    for ln in body
+                )
             ):  # the title wrapped onto the next line
                 title = f"{title} {wrap[0]['text']}"
                 title_lines.append(wrap[0]["bbox"])
                 w = wrap[0]["bbox"]
-                union = [min(cap["bbox"][0], w[0]), cap["bbox"][1], max(cap["bbox"][2], w[2]), max(cap["bbox"][3], w[3])]
+                union = [
+                    min(cap["bbox"][0], w[0]),
+                    cap["bbox"][1],
+                    max(cap["bbox"][2], w[2]),
+                    max(cap["bbox"][3], w[3]),
+                ]
                 cap = {**cap, "text": cap["text"] + " " + wrap[0]["text"], "bbox": union}
         if not title:
             below = sorted(
-                (ln for ln in body if 0 <= ln["bbox"][1] - cap["bbox"][3] < 20 and _overlap_x(ln["bbox"], cap["bbox"]) > 0),
+                (
+                    ln
+                    for ln in body
+                    if 0 <= ln["bbox"][1] - cap["bbox"][3] < 20 and _overlap_x(ln["bbox"], cap["bbox"]) > 0
+                ),
                 key=lambda ln: (ln["bbox"][1] // 4, ln["bbox"][0]),
             )
             if below and not parse_caption(below[0]["text"]) and len(below[0]["text"]) < 120:

@@ -17,7 +17,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from clausewise.graph.state import IngestContext, IngestState
-from clausewise.keys import DocId, clean_number, object_key, split_key
+from clausewise.keys import DocId, object_key, split_key
 from clausewise.nodes.ingest.check_document import IngestError, doc_id_of
 from clausewise.nodes.ingest.extract_page import EXPRESSION, expression_number, parse_caption
 from clausewise.page_map import page_at
@@ -33,7 +33,9 @@ NUMBERED = re.compile(
 SECTION = re.compile(
     r"^(?P<word>SECTION|Section|CHAPTER|Chapter)\s*(?P<num>[1-9lI]\d?)\b(?!\.\d)\s*[.\u2013\u2014]?\s*(?P<rest>.*)$"
 )
-ANNEX = re.compile(r"^(?P<word>ANNEX|Annex|APPENDIX|Appendix)\s*(?P<letter>[A-H08](?:\s?[1-9](?!\s?\.\d))?)\b\s*(?P<rest>.*)$")
+ANNEX = re.compile(
+    r"^(?P<word>ANNEX|Annex|APPENDIX|Appendix)\s*(?P<letter>[A-H08](?:\s?[1-9](?!\s?\.\d))?)\b\s*(?P<rest>.*)$"
+)
 _STATUS = re.compile(r"^\(\s?(?P<status>i\s?n\s?f\s?o|n\s?o\s?r\s?m)[\w ]*\)?", re.I)  # "(infonnative)"
 OCR_LETTER_SLIPS = {"B": "8", "D": "0", "G": "6", "S": "5", "I": "1"}
 _TOC_LEADER = re.compile(r"(\.\s?){5,}|…{2,}|(\s?\.\s){4,}")
@@ -114,9 +116,7 @@ def _is_toc_page(lines: list[dict[str, Any]]) -> bool:
     bare_numbers = sum(1 for t in texts if re.fullmatch(r"\d{1,3}", t))
     titled_numbers = sum(1 for t in texts if re.search(r"[A-Za-z]{3,}\s+\d{1,3}$", t))
     entries = sum(1 for t in texts if _TOC_ENTRY.search(t) and not t.endswith("."))
-    contents = any(
-        re.fullmatch(r"(table of )?contents|list of (tables|figures)|index", t, re.I) for t in texts[:6]
-    )
+    contents = any(re.fullmatch(r"(table of )?contents|list of (tables|figures)|index", t, re.I) for t in texts[:6])
     return (
         leaders >= 4
         or bare_numbers >= 8
@@ -207,7 +207,7 @@ class _Parser:
         if m and m.group("word") == "Chapter" and not self._typographic(line, m.group(0)):
             m = None  # "Chapter 3 gives ..." in a sentence; a chapter heading is set apart
         if m:
-            number = (int(m.group("num").translate(_DIGITISH)),)
+            number: tuple[int, ...] = (int(m.group("num").translate(_DIGITISH)),)
             rest = m.group("rest").strip()
             if rest.endswith(".") and not line.bold or ". " in rest or rest.startswith("."):
                 return None  # "... given in Section 6. Annex B gives ..." is a sentence
@@ -330,7 +330,9 @@ class _Parser:
         for i in range(len(self.lines)):
             found = self._numbered(i)
             if found and found.typographic and found.number[0] < 100:
-                later = sum(1 for j in range(i + 1, min(len(self.lines), i + 400)) if (h := self._numbered(j)) and h.typographic)
+                later = sum(
+                    1 for j in range(i + 1, min(len(self.lines), i + 400)) if (h := self._numbered(j)) and h.typographic
+                )
                 if later >= 2:
                     return i
         return len(self.lines)
@@ -396,8 +398,10 @@ class _Parser:
                     ):
                         self.current_number = number
                         self.seen_codes.add(code)
-                        title = (m.group("rest") or self.lines[i + 1].text).rstrip(".") if typographic else (
-                            m.group("rest") or self.lines[i + 1].text
+                        title = (
+                            (m.group("rest") or self.lines[i + 1].text).rstrip(".")
+                            if typographic
+                            else (m.group("rest") or self.lines[i + 1].text)
                         )
                         parent = (
                             f"{self.current_annex}{sep}" + ".".join(map(str, number[:-1]))
@@ -464,7 +468,12 @@ class _Parser:
                 and len(text.split()) <= 9
                 and text[0].isupper()
                 and not re.search(r"[.,;:]$", text)
-                and (prev is None or prev.page != line.page or re.search(r"[.:)]\s*$", prev.text) or self._set_apart(line, prev))
+                and (
+                    prev is None
+                    or prev.page != line.page
+                    or re.search(r"[.:)]\s*$", prev.text)
+                    or self._set_apart(line, prev)
+                )
                 and nxt is not None
                 and nxt.page == line.page
                 and not parse_caption(text)
@@ -512,7 +521,7 @@ class _Parser:
 
 
 def _parent_code(code: str) -> str | None:
-    """"5.3.2" -> "5.3"; "2-1.1" -> "2-1"; "2-1" -> "2" (its chapter); "5" -> None."""
+    """ "5.3.2" -> "5.3"; "2-1.1" -> "2-1"; "2-1" -> "2" (its chapter); "5" -> None."""
     if "." in code:
         return code.rsplit(".", 1)[0]
     if "-" in code:
@@ -648,7 +657,9 @@ def _insert_after(ordered: list[str], parent: str | None, key: str) -> None:
         ordered.append(key)
 
 
-def _expressions(doc: DocId, entries: dict[str, dict[str, Any]], ordered: list[str], pages: list[dict[str, Any]]) -> None:
+def _expressions(
+    doc: DocId, entries: dict[str, dict[str, Any]], ordered: list[str], pages: list[dict[str, Any]]
+) -> None:
     """Numbered expressions "(5.1)" at the end of a line become expression entries, with the crop of
     the page band that holds the formula (extract-page) when there is one."""
     crops = {(p["page"], e["number"]): e for p in pages for e in p.get("expressions", [])}

@@ -81,8 +81,8 @@ def merge_spans(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
 
 
 def contents_like(passage: dict[str, Any]) -> bool:
-    """A contents page, or a fragment of one (dot leaders, lines ending in page numbers)."""
-    if passage["kind"] == "contents":
+    """A contents page or a cover, or a fragment of a contents page (dot leaders, lines ending in page numbers)."""
+    if passage["kind"] in ("contents", "cover"):
         return True
     lines = [ln for ln in passage["text"].split("\n") if ln.strip()]
     if len(lines) < 3:

@@ -249,7 +249,9 @@ def test_two_columns_are_read_column_by_column(two_column_pdf: Path) -> None:
     texts = [ln["text"] for ln in result["lines"]]
     assert result["columns"] is True
     assert texts[0].startswith("A full-width title line")  # a full-width line stays in place
-    first = {word: next(i for i, t in enumerate(texts) if t.startswith(word)) for word in ("7 Wind", "7.1", "Charlie", "7.2")}
+    first = {
+        word: next(i for i, t in enumerate(texts) if t.startswith(word)) for word in ("7 Wind", "7.1", "Charlie", "7.2")
+    }
     assert first["7 Wind"] < first["7.1"] < first["Charlie"] < first["7.2"]
     left_end = max(i for i, ln in enumerate(result["lines"]) if ln["bbox"][2] < 300 and i > 0)
     right_start = min(i for i, ln in enumerate(result["lines"]) if ln["bbox"][0] > 300)

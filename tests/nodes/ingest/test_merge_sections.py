@@ -63,7 +63,9 @@ def test_expected_keys_exist(ingested: SimpleNamespace) -> None:
 
 def test_body_sections_in_reading_order(ingested: SimpleNamespace) -> None:
     prefix = ingested.doc_key + "_"
-    body = [k.removeprefix(prefix) for k, s in ingested.sections.items() if s["kind"] not in ("front", "contents", "cover")]
+    body = [
+        k.removeprefix(prefix) for k, s in ingested.sections.items() if s["kind"] not in ("front", "contents", "cover")
+    ]
     assert body == EXPECTED_CODES
 
 
@@ -398,7 +400,11 @@ def _typo_page(n: int, lines: list[tuple[str, bool, str]], size: float = 10.0) -
 def test_headings_in_other_styles() -> None:
     """Run-in headings (bold words or a dash end the title), chapter-hyphen numbers (2-1.1), quoted
     codes' numbers set in bold (1603.1.10, out of sequence), a number on its own line above its title."""
-    body = ("The text of the clause goes on for a while here, and it is set in the plain body font, not bold.", False, "")
+    body = (
+        "The text of the clause goes on for a while here, and it is set in the plain body font, not bold.",
+        False,
+        "",
+    )
     pages = [
         _typo_page(
             1,
@@ -419,7 +425,11 @@ def test_headings_in_other_styles() -> None:
         _typo_page(
             2,
             [
-                ("2-1.2 Terrain category. The roughness of the ground is taken from the map.", False, "2-1.2 Terrain category."),
+                (
+                    "2-1.2 Terrain category. The roughness of the ground is taken from the map.",
+                    False,
+                    "2-1.2 Terrain category.",
+                ),
                 body,
                 ("2-1.3", True, ""),
                 ("Repair Time", True, ""),
@@ -489,12 +499,26 @@ def test_a_document_without_numbered_clauses_is_cut_into_page_sized_sections() -
 
 
 def test_contents_page_found_by_page_numbers_and_running_lines_by_repetition() -> None:
-    contents = _page(2, ["Scope 3", "Wind actions 5", "Terrain 7", "Orography 9", "Snow actions 11", "Roofs 13",
-                         "Drifts 15", "Annex A Data 17", "Annex B Maps 19"])
+    contents = _page(
+        2,
+        [
+            "Scope 3",
+            "Wind actions 5",
+            "Terrain 7",
+            "Orography 9",
+            "Snow actions 11",
+            "Roofs 13",
+            "Drifts 15",
+            "Annex A Data 17",
+            "Annex B Maps 19",
+        ],
+    )
     pages = [_page(1, ["A Code for Widgets", "Part 3"]), contents]
     for n in range(3, 7):
         page = _page(n, ["1 Scope" if n == 3 else f"1.{n - 3} Topic number {n}", f"(1) The text of page {n}."])
-        page["lines"].insert(0, {"text": f"GUIDE TO WIDGETS 2015 | {n}", "bbox": [70.0, 20.0, 300.0, 30.0], "band": "top"})
+        page["lines"].insert(
+            0, {"text": f"GUIDE TO WIDGETS 2015 | {n}", "bbox": [70.0, 20.0, 300.0, 30.0], "band": "top"}
+        )
         pages.append(page)
     pages[3]["lines"].append({"text": "(informative)", "bbox": [70.0, 40.0, 150.0, 50.0], "band": "top"})
     sections = build_sections(DocId("X", "WIDGETS"), "Test", pages)
