@@ -27,6 +27,8 @@ if TYPE_CHECKING:  # page workers import this module: keep LangGraph out of thei
     from clausewise.graph.state import PageTask
 
 CROP_DPI = 110
+MAX_CROP_PX = 3000  # longest side of a cropped figure, table or expression
+MAX_LAYOUT_PT = 5000  # pages larger than this (about 1.8 m) skip the layout model
 # A caption's number: "5.1", "B.1", "A1.2(B)", "7.3a", "3-1", "C-1", "B-16.1", "12a-b", with the OCR
 # slips of scans ("5. 2", "A.I", "6.l").
 _NUM = (
@@ -204,7 +206,15 @@ def _titled_below(line: dict[str, Any], body: list[dict[str, Any]]) -> bool:
     return bool(below) and below[0]["text"][:1].isupper() and not _PARAGRAPH_START.match(below[0]["text"])
 
 
+def crop_dpi(clip: pymupdf.Rect) -> int:
+    """``CROP_DPI``, lowered so that no side of a crop passes ``MAX_CROP_PX`` pixels (a 200-inch page)."""
+    longest = max(clip.width, clip.height, 1.0)
+    return max(1, min(CROP_DPI, int(MAX_CROP_PX * 72 / longest)))
+
+
 def _layout_regions(page: pymupdf.Page) -> list[dict[str, Any]]:
+    if max(page.rect.width, page.rect.height) > MAX_LAYOUT_PT:
+        return []  # the layout model renders the page whole: a huge page takes the text-based regions
     import pymupdf.layout  # noqa: F401  (activates the ONNX layout model)
 
     page.get_layout()
@@ -737,7 +747,7 @@ def read_page(doc: pymupdf.Document, pno: int, *, crop: bool = True) -> dict[str
         if crop:
             box = pymupdf.Rect(obj["bbox"]) | pymupdf.Rect(obj["caption_bbox"])
             with MUPDF_LOCK:
-                pix = page.get_pixmap(clip=box & rect, dpi=CROP_DPI, colorspace=pymupdf.csGRAY)
+                pix = page.get_pixmap(clip=box & rect, dpi=crop_dpi(box & rect), colorspace=pymupdf.csGRAY)
                 obj["png"] = pix.tobytes("png")
     flow_groups = [[ln for ln in g if ln in flow] for g in groups]
     if not drawings and images:
@@ -746,7 +756,8 @@ def read_page(doc: pymupdf.Document, pno: int, *, crop: bool = True) -> dict[str
     if crop:
         for expr in expressions:
             with MUPDF_LOCK:
-                pix = page.get_pixmap(clip=pymupdf.Rect(expr["bbox"]) & rect, dpi=CROP_DPI, colorspace=pymupdf.csGRAY)
+                clip = pymupdf.Rect(expr["bbox"]) & rect
+                pix = page.get_pixmap(clip=clip, dpi=crop_dpi(clip), colorspace=pymupdf.csGRAY)
                 expr["png"] = pix.tobytes("png")
     page_label = next((ln["text"] for ln in footer + header if PAGE_NUMBER.match(ln["text"].strip())), None)
     if page_label:
@@ -840,6 +851,13 @@ def read_page_pooled(path: str, pno: int, *, crop: bool, processes: int) -> dict
     except BrokenProcessPool:
         _pool_broken = True
         return read_page_pooled(path, pno, crop=crop, processes=1)
+    except Exception as exc:  # a page MuPDF cannot read: one line, not the worker's traceback
+        first = (str(exc).strip().splitlines() or [""])[0][:160]
+        raise PageError(f"{Path(path).name}: page {pno + 1} cannot be read ({type(exc).__name__}: {first})") from None
+
+
+class PageError(ValueError):
+    """A page that cannot be extracted; the message is one line for the user."""
 
 
 def extract_page(task: PageTask) -> dict[str, Any]:
