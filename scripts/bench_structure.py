@@ -258,6 +258,20 @@ def evaluate(pdf: Path, seed: int, cache: Path | None, verbose: bool) -> dict[st
             ok_page = found and e["pages"][0] == page  # type: ignore[index]
             ok_words = found and _words_in(title, e["text"])  # type: ignore[index]
             results.append((kind, num, page, found, ok_page, ok_words))
+
+    # every heading and caption the regexes found, not only the sample: found on its page
+    def heading_ok(num: str, page: int) -> bool:
+        e = by_code.get(num) or (by_code.get(OCR_LETTERS[num[0]] + num[1:]) if num[:1] in OCR_LETTERS else None)
+        return e is not None and e["kind"] in ("clause", "annex") and e["pages"][0] == page
+
+    def caption_ok(kind: str, num: str, page: int) -> bool:
+        e = objects_flat.get((kind, _flat(num)))
+        if e is None and num[:1] in OCR_LETTERS:
+            e = objects_flat.get((kind, _flat(OCR_LETTERS[num[0]] + num[1:])))
+        return e is not None and e["pages"][0] == page
+
+    all_heads = [heading_ok(n, p) for n, (p, _) in inv["headings"].items()]
+    all_caps = [caption_ok(k, n, p) for (k, n), (p, _) in inv["captions"].items()]
     # sections named after a printed page number or a running header/footer
     running = {k for k, v in inv["band_lines"].items() if len(v) >= 3}
     bad = []
@@ -311,6 +325,8 @@ def evaluate(pdf: Path, seed: int, cache: Path | None, verbose: bool) -> dict[st
         "sampled_tables": share("table"),
         "sampled_figures": share("figure"),
         "found_right_page": round(len(ok) / len(results), 3) if results else None,
+        "all_headings_right_page": f"{sum(all_heads)}/{len(all_heads)}",
+        "all_captions_right_page": f"{sum(all_caps)}/{len(all_caps)}",
         "bad_titles": len(bad),
     }
 

@@ -179,3 +179,35 @@ def test_own_designation_is_not_a_reference_under_a_publisher_override() -> None
         doc, _section("This document (EN 1991-9-9:2025) is a sample.", key="BSI_EN1991-9-9_fw"), set()
     )
     assert [r for r in refs if r["kind"] == "document"] == []
+
+
+def test_wide_numbers_resolve_where_the_document_has_them() -> None:
+    """Numbers with a suffix or a chapter hyphen (Table A1.2(B), Table 2-1, Figure C-1, paragraph
+    2-1.1) and quoted codes' sections (1705.13) resolve to their own entries; the usual forms are
+    read as before."""
+    doc = DocId("DOD", "UFC3-301-01")
+    known = {
+        f"DOD_UFC3-301-01_{code}"
+        for code in ("table_2-1", "figure_C-1", "table_A1.2(B)", "2-1.1", "1705.13", "table_7.3a", "table_5.1")
+    }
+    text = (
+        "See Table 2-1 and Figure C-1. Use Table A1.2(B), paragraph 2-1.1 and Section 1705.13; "
+        "Table 7.3a and Table 5.1 apply; Table 3-4 is not here."
+    )
+    refs = spot_references(doc, {"key": "DOD_UFC3-301-01_x", "text": text}, known)
+    found = {r["raw"].strip(): (r["target"].split("_", 2)[2], r["resolved"]) for r in refs}
+    assert found["Table 2-1"] == ("table_2-1", True)
+    assert found["Figure C-1"] == ("figure_C-1", True)
+    assert found["Table A1.2(B)"] == ("table_A1.2(B)", True)
+    assert found["paragraph 2-1.1"] == ("2-1.1", True)
+    assert found["Section 1705.13"] == ("1705.13", True)
+    assert found["Table 7.3a"] == ("table_7.3a", True)
+    assert found["Table 5.1"] == ("table_5.1", True)
+    assert found["Table 3-4"] == ("table_3-4", False)  # named, not in the document
+
+
+def test_hyphens_stay_ranges_where_the_document_has_no_hyphen_numbers() -> None:
+    doc = DocId("CEN", "EN1991-1-3")
+    known = {"CEN_EN1991-1-3_table_5.1", "CEN_EN1991-1-3_table_5.2"}
+    refs = spot_references(doc, {"key": "CEN_EN1991-1-3_x", "text": "see Tables 5.1-5.2"}, known)
+    assert {r["target"] for r in refs} == known

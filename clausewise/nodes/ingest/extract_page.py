@@ -55,7 +55,8 @@ EXPRESSION_CITED = re.compile(
 _BOLD_FONT = re.compile(r"bold|black|heavy|semibold|demi", re.I)
 # A printed page number: "12", "xiv", "2-10", "Page 31 of 141", "- 12 -".
 PAGE_NUMBER = re.compile(
-    r"^(?:page\s+)?[-\u2013\s]*(?:\d{1,4}|[ivxlcdm]{1,6}|[A-Z]?\d{1,2}-\d{1,3})(?:\s+of\s+\d{1,4})?[-\u2013\s]*$", re.I
+    r"^(?:page\s+)?[-\u2013\s]*(?:\d{1,4}|[ivxlcdm]{1,6}|[A-Z]?\d{1,2}-\d{1,3}|[A-Z]-\d{1,3})(?:\s+of\s+\d{1,4})?[-\u2013\s]*$",
+    re.I,
 )
 
 
@@ -569,13 +570,53 @@ def _same_band(a: dict[str, Any], b: dict[str, Any]) -> bool:
     return _overlap_y(a["bbox"], b["bbox"]) > 0.3
 
 
+def _running_rows(rows: list[dict[str, Any]], rect: Any) -> list[dict[str, Any]]:
+    """Rows of the top or bottom band that open or close with a page number ("12 | Title",
+    "Title | A-4") and stand apart from the text: a running header or footer."""
+    found = []
+    for k, row in enumerate(rows):
+        words = row["text"].split()
+        if not words or len(row["text"]) > 120:
+            continue
+        ends = PAGE_NUMBER.match(words[0]) or PAGE_NUMBER.match(words[-1]) or _LETTER_PAGE.fullmatch(words[-1])
+        if not ends:
+            continue
+        if row["bbox"][1] > rect.y0 + 0.9 * rect.height:
+            above = rows[k - 1]["bbox"][3] if k else rect.y0
+            if row["bbox"][1] - above >= 10:
+                found.append(row)
+        elif row["bbox"][3] < rect.y0 + 0.1 * rect.height:
+            below = rows[k + 1]["bbox"][1] if k + 1 < len(rows) else rect.y1
+            if below - row["bbox"][3] >= 10:
+                found.append(row)
+    return found
+
+
+_LETTER_PAGE = re.compile(r"[A-Z]-\d{1,3}")
+
+
+def _upright_unrotated(raw: dict[str, Any]) -> bool:
+    """Most of the page's text runs left to right before the page's rotation is applied."""
+    upright = turned = 0
+    for block in raw["blocks"]:
+        for line in block.get("lines", []):
+            chars = sum(len(sp["text"].strip()) for sp in line["spans"])
+            if abs(line["dir"][0]) > 0.9 and line["dir"][0] > 0:
+                upright += chars
+            else:
+                turned += chars
+    return upright > 2 * turned
+
+
 def read_page(doc: pymupdf.Document, pno: int, *, crop: bool = True) -> dict[str, Any]:
     """Everything ingestion needs from one page; ``pno`` is 0-based, the result's page is 1-based."""
     t0 = time.perf_counter()
     with MUPDF_LOCK:
         page = doc[pno]
-        rect = page.rect
         raw = page.get_text("dict", flags=pymupdf.TEXT_PRESERVE_WHITESPACE | pymupdf.TEXT_PRESERVE_LIGATURES)
+        if page.rotation and _upright_unrotated(raw):
+            page.set_rotation(0)  # a landscape figure turned on a portrait page: its text reads unturned
+        rect = page.rect
         has_image = bool(page.get_images(full=False))
         images = [pymupdf.Rect(info["bbox"]) for info in page.get_image_info()] if has_image else []
         # Text comes in unrotated coordinates; a landscape page (rotated 90) is read as it is shown.
@@ -598,8 +639,13 @@ def read_page(doc: pymupdf.Document, pno: int, *, crop: bool = True) -> dict[str
         if parsed:
             candidates.append((parsed, merged))
             continue
-        for ln in row:  # rotated pages: a caption line shares its "row" with the figure's labels
+        for k, ln in enumerate(row):  # rotated pages: a caption line shares its "row" with the figure's labels
             parsed = parse_caption(ln["text"])
+            if parsed and not parsed[2] and k + 1 < len(row):  # "Table 8.1 -" | "Depth of the deck": one caption
+                rest = _merge_row(row[k:])
+                with_title = parse_caption(rest["text"])
+                if with_title and rest["bbox"][2] - ln["bbox"][2] < 400:
+                    parsed, ln = with_title, rest
             if parsed:
                 candidates.append((parsed, ln))
 
@@ -759,12 +805,16 @@ def read_page(doc: pymupdf.Document, pno: int, *, crop: bool = True) -> dict[str
                 clip = pymupdf.Rect(expr["bbox"]) & rect
                 pix = page.get_pixmap(clip=clip, dpi=crop_dpi(clip), colorspace=pymupdf.csGRAY)
                 expr["png"] = pix.tobytes("png")
+    rows = [_merge_row(r) for r in _rows_in_order(flow_groups)]
+    for row in _running_rows(rows, rect):  # "FEMA P-58-6 | A: Appendix title | A-4" on one baseline
+        rows.remove(row)
+        (header if row["bbox"][3] < rect.y0 + 0.5 * rect.height else footer).append(row)
     page_label = next((ln["text"] for ln in footer + header if PAGE_NUMBER.match(ln["text"].strip())), None)
     if page_label:
         page_label = re.sub(r"(?i)^page\s+|\s+of\s+\d+$", "", page_label.strip()).strip(" -\u2013")
     return {
         "page": pno + 1,
-        "lines": [_merge_row(r) for r in _rows_in_order(flow_groups)],
+        "lines": rows,
         "header": [ln["text"] for ln in header],
         "footer": [ln["text"] for ln in footer],
         "label": page_label,
