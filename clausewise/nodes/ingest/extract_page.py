@@ -248,12 +248,14 @@ def _drawn_chain(caption: list[float], drawn: list[Any], side: str, x0: float, x
     following the pieces that touch one another away from the caption: their union, or None."""
     reach = caption[3] if side == "below" else caption[1]
     found = None
-    pending = [r for r in drawn if r.x1 >= x0 - 4 and r.x0 <= x1 + 4]
+    # pieces mostly over the caption: a table's shaded rows beside the figure are not part of it
+    pending = [r for r in drawn if min(r.x1, x1 + 10) - max(r.x0, x0 - 10) >= 0.6 * r.width]
     while True:
+        gap = 22 if found is not None else 40  # a caption stands a little further off than the pieces
         if side == "below":
-            step = [r for r in pending if reach - 6 <= r.y0 <= reach + 22]
+            step = [r for r in pending if reach - 6 <= r.y0 <= reach + gap]
         else:
-            step = [r for r in pending if reach - 22 <= r.y1 <= reach + 6]
+            step = [r for r in pending if reach - gap <= r.y1 <= reach + 6]
         if not step:
             break
         for r in step:
@@ -320,7 +322,10 @@ def _fallback_region(
 def _is_list_page(rows: list[dict[str, Any]]) -> bool:
     """A contents page or a list of tables or figures: its captions are entries, not objects."""
     texts = [r["text"] for r in rows]
-    leaders = sum(1 for t in texts if re.search(r"(\.\s?){5,}|…{2,}", t))
+    # dot leaders running to a page number ("Scope ........ 12", "... 2-6"), not a chart's dotted lines
+    leaders = sum(
+        1 for t in texts if re.search(r"(?:(\.\s?){5,}|…{2,})\s*(?:\d{1,4}|[A-Z]?\d{0,2}-\d{1,3}|[ivxlc]{1,5})$", t)
+    )
     titled = any(
         re.fullmatch(r"(table of )?contents|list of (tables|figures|illustrations)", t.strip(), re.I) for t in texts[:5]
     )
@@ -684,8 +689,11 @@ def read_page(doc: pymupdf.Document, pno: int, *, crop: bool = True) -> dict[str
     if captions or crop:
         with MUPDF_LOCK:  # born-digital pages draw figures and table rules as vector paths
             drawings = [
-                pymupdf.Rect(d["rect"]) for d in page.get_drawings() if d["rect"].width * d["rect"].height < 0.5 * area
-            ]  # no page frames
+                pymupdf.Rect(d["rect"])
+                for d in page.get_drawings()
+                if d["rect"].width * d["rect"].height < 0.5 * area  # no page frames
+                and not (d.get("type") == "f" and min(d.get("fill") or (0,)) > 0.97)  # nor white paper
+            ]
         vectors = len(drawings)
         drawings += [r for r in images if r.width * r.height < 0.8 * area]  # pictures, not the scan itself
         if turn is not None:
@@ -703,6 +711,9 @@ def read_page(doc: pymupdf.Document, pno: int, *, crop: bool = True) -> dict[str
             column = _column_of(cap["bbox"], groups, rect)
             side = _side_of(kind, cap["bbox"], body, drawings, rect)
             region, source = _fallback_region(kind, cap["bbox"], body, rect, side, column, drawings), "estimate"
+            chain = _drawn_chain(cap["bbox"], drawings, side, cap["bbox"][0], cap["bbox"][2])
+            if kind == "figure" and chain is not None and chain.height > 30:
+                source = "drawn"  # the drawing or picture next to the caption, as it is
         if title:
             height = cap["bbox"][3] - cap["bbox"][1]
             wrap = [
@@ -774,7 +785,7 @@ def read_page(doc: pymupdf.Document, pno: int, *, crop: bool = True) -> dict[str
             owner = None  # a piece of the caption row
         if owner is not None:
             owner.setdefault("lines", []).append(ln)
-        if owner is None or (owner["region"] == "estimate" and owner["kind"] == "figure"):
+        if owner is None or (owner["region"] in ("estimate", "drawn") and owner["kind"] == "figure"):
             flow.append(ln)  # the band above an unfound figure may hold clause text: keep it there too
     for obj in objects:
         obj_lines = obj.pop("lines", [])
@@ -785,8 +796,13 @@ def read_page(doc: pymupdf.Document, pno: int, *, crop: bool = True) -> dict[str
         else:
             obj["body"] = " ".join(_merge_row(r)["text"] for r in _rows(obj_lines))
         x0, y0, x1, y1 = obj["bbox"]
-        for drawn in drawings[:vectors]:  # the layout box hugs text; take in the vector lines it cuts
+        box_area = max(1.0, (x1 - x0) * (y1 - y0))
+        for drawn in drawings[:vectors] if obj["region"] != "drawn" else []:  # a layout box hugs text:
+            # take in the vector lines it cuts
             if drawn.x0 <= x1 + 12 and drawn.x1 >= x0 - 12 and drawn.y0 <= y1 + 12 and drawn.y1 >= y0 - 12:
+                grown = pymupdf.Rect(min(x0, drawn.x0), min(y0, drawn.y0), max(x1, drawn.x1), max(y1, drawn.y1))
+                if grown.width * grown.height > 1.6 * box_area and drawn.width * drawn.height > 0.5 * box_area:
+                    continue  # a shaded panel or frame bigger than the object: not a line it cuts
                 if drawn.height < rect.height * 0.6 or obj["kind"] == "figure":
                     x0, y0, x1, y1 = min(x0, drawn.x0), min(y0, drawn.y0), max(x1, drawn.x1), max(y1, drawn.y1)
         obj["bbox"] = [round(v, 1) for v in pymupdf.Rect(x0, y0, x1, y1) & rect]
