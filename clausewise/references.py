@@ -241,6 +241,8 @@ def spot_references(doc: DocId, section: Section, known: set[str]) -> list[dict[
         kind = code.split("_")[0] if "_" in code else "clause"
         if key in known or (kind in wide_kinds or kind == "clause" and "clause" in wide_kinds) and "-" in number:
             add(m.group(0), m.span(), key, kind)
+        elif re.match(r"\d{3}", number):
+            taken.append(m.span())  # "Section 1603" of a quoted code is not our Section 16
     for m in _OBJECT_REF.finditer(text):
         kind = _kind_code(m.group("kind"))
         head = (m.start(), m.end("first"))  # "Tables 5.1": the word and the first number

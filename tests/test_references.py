@@ -204,6 +204,8 @@ def test_wide_numbers_resolve_where_the_document_has_them() -> None:
     assert found["Table 7.3a"] == ("table_7.3a", True)
     assert found["Table 5.1"] == ("table_5.1", True)
     assert found["Table 3-4"] == ("table_3-4", False)  # named, not in the document
+    quoted = spot_references(doc, {"key": "DOD_UFC3-301-01_x", "text": "per Section 1603 of the IBC"}, known)
+    assert quoted == []  # not a truncated "Section 16"
 
 
 def test_hyphens_stay_ranges_where_the_document_has_no_hyphen_numbers() -> None:
