@@ -267,6 +267,33 @@ def value_statements(text: str) -> list[str]:
     return [x[:300] for x in out]
 
 
+_ENUMERATION = re.compile(r"\(\s*(?:[a-h]|i{1,3}|iv|vi{0,3}|[1-9])\s*\)\s*")
+_ASKING = r"(?:which|what|how|whether|where|when|who|why|is|are|do|does|did|can|could|should|must|shall|will|would|may)"
+_COORDINATED = re.compile(rf"\s*(?:,\s*(?:and|or|but)?|;|\s+(?:and|or|but))\s+(?={_ASKING}\b)", re.I)
+_ASIDE = re.compile(r"^\s*(?:what|how) about\b", re.I)
+_ANAPHOR = re.compile(r"\b(?:this|that|these|those|it|they|them|its|their|so)\b", re.I)
+
+
+def _clauses(sentence: str) -> list[str]:
+    """A sentence's enumerated parts, each prefixed by the words before the first mark; else its
+    coordinated questions; else the sentence."""
+    marks = list(_ENUMERATION.finditer(sentence))
+    if len(marks) >= 2:
+        stem_words = sentence[: marks[0].start()].strip(" ,:;")
+        items = []
+        for i, mark in enumerate(marks):
+            end = marks[i + 1].start() if i + 1 < len(marks) else len(sentence)
+            item = re.sub(r"[\s,;]*(?:and|or)?[\s,;]*$", "", sentence[mark.end() : end].strip())
+            items.append(f"{stem_words} {item}".strip())
+        return items
+    return [p.strip(" ,;") for p in _COORDINATED.split(sentence) if p.strip(" ,;")]
+
+
+def _leans_on_context(part: str) -> bool:
+    content = [w for w in _WORD.findall(part) if w.lower() not in STOPWORDS and len(w) > 1 and not w.isdigit()]
+    return len(content) < 2 or _ANAPHOR.search(part) is not None or _ASIDE.match(part) is not None
+
+
 class OfflineQueryTasks:
     """The deterministic reasoner: term rules over the text, no model, no network."""
 
@@ -297,8 +324,23 @@ class OfflineQueryTasks:
         return {"route": "search", "question": question}
 
     def decompose(self, question: str) -> list[str]:
-        parts = [p.strip() for p in re.split(r"(?<=[?])\s+|(?<=\.)\s+(?=[A-Z])", question) if len(p.split()) >= 3]
-        return parts if len(parts) > 1 else [question]
+        """Standalone sub-questions: the question's sentences, its enumerated parts ("(a) ... and (b)
+        ...", each with the words before the first mark) and its coordinated questions ("..., and
+        which ..."). A part that leans on another (a pronoun, or fewer than two content words: "what
+        part of the code should I refer to?") carries the nearest earlier self-contained part in
+        brackets, so that it can be searched on its own."""
+        sentences = [p.strip() for p in re.split(r"(?<=[?])\s+|(?<=\.)\s+(?=[A-Z])", question) if p.strip()]
+        parts = [c for s in sentences for c in _clauses(s) if len(c.split()) >= 3]
+        if len(parts) <= 1:
+            return [question]
+        out: list[str] = []
+        topic: str | None = None
+        for part in parts:
+            dependent = _leans_on_context(part)
+            out.append(f"{part.rstrip('?. ')} ({topic.rstrip('?. ')})" if dependent and topic else part)
+            if topic is None or not dependent:
+                topic = part
+        return out
 
     def keywords(self, question: str, terms: Terms) -> list[str]:
         """A few rare terms: phrases first, then words; common words would match everything."""

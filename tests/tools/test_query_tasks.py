@@ -34,3 +34,29 @@ def test_stemming_is_safe_from_parallel_relevance_batches() -> None:
         parallel = list(pool.map(stem, words))
     stem.cache_clear()
     assert parallel == [stem(w) for w in words]
+
+
+def test_offline_decomposition_gives_standalone_parts() -> None:
+    tasks = OfflineQueryTasks()
+    enumerated = (
+        "For a 30 m steel chimney, does the code give (a) thermal actions from hot gases and (b) a vortex check?"
+    )
+    assert tasks.decompose(enumerated) == [
+        "For a 30 m steel chimney, does the code give thermal actions from hot gases",
+        "For a 30 m steel chimney, does the code give a vortex check?",
+    ]
+    assert tasks.decompose(
+        "How do I calculate wind pressure on walls, and which inputs come from the National Annex?"
+    ) == [
+        "How do I calculate wind pressure on walls",
+        "which inputs come from the National Annex?",
+    ]
+    # a part that leans on another carries the nearest self-contained one
+    assert tasks.decompose("Do I need snow loading on my shed? What steps should I take to check this?") == [
+        "Do I need snow loading on my shed?",
+        "What steps should I take to check this (Do I need snow loading on my shed)",
+    ]
+    assert tasks.decompose("Our river is 4 m deep. What force acts on the pier? What about debris?")[-1] == (
+        "What about debris (What force acts on the pier)"
+    )
+    assert tasks.decompose("What density for reinforced concrete?") == ["What density for reinforced concrete?"]

@@ -33,6 +33,7 @@ COVERAGE_WEIGHT = 0.2
 DOCUMENT_WEIGHT = 0.2
 FRONT_PENALTY = 0.1
 CONTENTS_PENALTY = 1.0
+HEADING_ONLY_CHARS = 40  # a section with less text under its heading stands for its subclauses
 _OBJECTS = ("table", "figure", "expression")
 _LEADER = re.compile(r"(?:\.\s?){4,}|…{2,}")
 _ENDS_IN_PAGE = re.compile(r"\b\d{1,3}\s*$")
@@ -161,8 +162,34 @@ def _references(deps: QueryDeps, key: str) -> list[dict[str, Any]]:
 
 
 def _cited(deps: QueryDeps, key: str, among: set[str]) -> list[str]:
-    """Sections of the answer that ``key`` cites."""
-    return list(dict.fromkeys(r["target"] for r in _references(deps, key) if r.get("target") in among - {key}))
+    """Sections of the answer that ``key`` cites. A reference to a whole clause whose own text is only
+    its heading ("determined using 5.3", where 5.3 holds subclauses) reaches the first of its subclauses
+    in the answer ("5.3.1 General"), which introduces the rest."""
+    cited = []
+    for ref in _references(deps, key):
+        target = ref.get("target")
+        if not target or target == key:
+            continue
+        if target not in among or _heading_only(deps, target):
+            target = _first_subclause(target, among) or (target if target in among else None)
+        if target and target != key:
+            cited.append(target)
+    return list(dict.fromkeys(cited))
+
+
+def _heading_only(deps: QueryDeps, key: str) -> bool:
+    section = deps.section(key)
+    body = (section or {}).get("text", "").partition("\n")[2]
+    return len(body.strip()) < HEADING_ONLY_CHARS
+
+
+def _first_subclause(key: str, among: set[str]) -> str | None:
+    children = [k for k in among if k.startswith(key + ".") and k[len(key) + 1 : len(key) + 2].isdigit()]
+    return min(children, key=_natural, default=None)
+
+
+def _natural(key: str) -> list[tuple[int, str]]:
+    return [(int(part), "") if part.isdigit() else (-1, part) for part in re.split(r"(\d+)", key)]
 
 
 def _cited_in_text(deps: QueryDeps, passage: dict[str, Any], cited: list[str]) -> list[str]:

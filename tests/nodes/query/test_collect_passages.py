@@ -1,0 +1,76 @@
+"""collect-passages ranking (nodes/query/collect_passages.py) on stand-in stores: a reference to a
+whole clause whose own text is only its heading lifts the first of its subclauses in the answer, not
+every subclause; a reference to a clause with text of its own lifts that clause."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any
+
+from clausewise.nodes.query.collect_passages import CITED_DECAY, rank
+from clausewise.tools.query_tasks import Terms
+
+DOC = "XX_T-1"
+
+
+def k(code: str) -> str:
+    return f"{DOC}_{code}"
+
+
+SECTIONS = {
+    k("5.2"): "5.2 Load arrangements\n(1) The load arrangements should be determined using 5.3.",
+    k("5.3"): "5.3 Roof shape coefficients",  # a heading over subclauses
+    k("5.3.1"): "5.3.1 General\n(1) 5.3 gives roof shape coefficients for all roofs.",
+    k("5.3.2"): "5.3.2 Monopitch roofs\n(1) The coefficient for monopitch roofs is given in Table 5.2.",
+    k("5.3.10"): "5.3.10 Later roofs\n(1) Something else about roofs in general.",
+    k("7.1"): "7.1 Other matters\n(1) Text on another subject entirely, long enough to stand alone.",
+    k("8.1"): "8.1 Accidental matters\n(1) Further text that cites 7.1 for its rules.",
+}
+REFERENCES = {k("5.2"): [{"target": k("5.3")}], k("8.1"): [{"target": k("7.1")}]}
+
+
+def deps_with(similarity: dict[str, float]) -> Any:
+    def lookup(table: str, key: str) -> Any:
+        if table == "references":
+            return REFERENCES.get(key, [])
+        raise KeyError(key)
+
+    return SimpleNamespace(
+        stores=SimpleNamespace(lookup=lookup),
+        section=lambda key: {"text": SECTIONS[key]} if key in SECTIONS else None,
+        vector_index=SimpleNamespace(similarity=lambda vector, keys: {key: similarity[key] for key in keys}),
+        query_vector=lambda text: text,
+        terms=lambda question: Terms(),
+    )
+
+
+def passage(key: str) -> dict[str, Any]:
+    text = SECTIONS[key]
+    return {
+        "key": key,
+        "document": "T-1",
+        "section": key.rsplit("_", 1)[1],
+        "kind": "clause",
+        "title": text.split("\n")[0],
+        "text": text,
+        "spans": [[0, len(text)]],
+        "page": 1,
+        "pages": [1],
+    }
+
+
+def test_a_reference_to_a_heading_lifts_its_first_subclause_only() -> None:
+    similarity = {k("5.2"): 0.9, k("5.3.1"): 0.3, k("5.3.2"): 0.3, k("5.3.10"): 0.3, k("7.1"): 0.5, k("8.1"): 0.2}
+    ranked = rank(deps_with(similarity), {"search_question": "q"}, [passage(key) for key in similarity])  # type: ignore[arg-type]
+    order = [p["key"] for p in ranked]
+    score = {p["key"]: p["score"] for p in ranked}
+    assert order[:2] == [k("5.2"), k("5.3.1")]
+    assert score[k("5.3.1")] > score[k("7.1")] > score[k("5.3.2")] == score[k("5.3.10")]
+    assert score[k("5.3.1")] == round(score[k("5.2")] * CITED_DECAY, 4)
+
+
+def test_a_reference_to_a_clause_with_text_lifts_that_clause() -> None:
+    similarity = {k("5.2"): 0.1, k("5.3.1"): 0.1, k("7.1"): 0.3, k("8.1"): 0.9}
+    ranked = rank(deps_with(similarity), {"search_question": "q"}, [passage(key) for key in similarity])  # type: ignore[arg-type]
+    assert [p["key"] for p in ranked][:2] == [k("8.1"), k("7.1")]
+    assert {p["key"]: p["score"] for p in ranked}[k("5.3.1")] < 0.5
