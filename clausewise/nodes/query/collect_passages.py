@@ -1,6 +1,9 @@
 """collect-passages: the answer's passages, one per relevant section, ranked by how much each bears on
 the question, computed once and read by conflict-check and compose.
 
+A passage quotes its section's extracts in text order, the short gaps between them too (a NOTE that
+qualifies a paragraph), and a short section (up to ``WHOLE_SECTION_CHARS``) whole.
+
 One ranking for the whole answer, whatever route found a section. A section's score fuses what is
 known about it: its best chunk's vector similarity to the question (or any sub-question), how much
 of the question's terms (and their kv equivalents) its extract covers, how much of the answer its
@@ -21,6 +24,7 @@ from langgraph.runtime import Runtime
 
 from clausewise.graph.state import QueryContext, QueryState
 from clausewise.nodes.query.deps import QueryDeps, deps_of
+from clausewise.page_map import pages_between
 from clausewise.tools.query_tasks import score_text
 
 KEY_PASSAGES = 10
@@ -33,6 +37,8 @@ COVERAGE_WEIGHT = 0.2
 DOCUMENT_WEIGHT = 0.2
 FRONT_PENALTY = 0.1
 CONTENTS_PENALTY = 1.0
+WHOLE_SECTION_CHARS = 2000  # a section this short is quoted whole: one clause, read as one
+BRIDGE_CHARS = 300  # a gap this short between two extracts (a NOTE, a line) is quoted with them
 HEADING_ONLY_CHARS = 40  # a section with less text under its heading stands for its subclauses
 _OBJECTS = ("table", "figure", "expression")
 _LEADER = re.compile(r"(?:\.\s?){4,}|…{2,}")
@@ -47,8 +53,12 @@ def collect_passages(state: QueryState, runtime: Runtime[QueryContext]) -> dict[
         section = deps.section(key) if parts else None
         if section is None:
             continue
-        spans = merge_spans([(p["start"], p["start"] + len(p["text"])) for p in parts])
-        pages = sorted({page for p in parts for page in p["pages"]})
+        text = section["text"]
+        if len(text) <= WHOLE_SECTION_CHARS:
+            spans = [(0, len(text))]
+        else:
+            spans = merge_spans([(p["start"], p["start"] + len(p["text"])) for p in parts], bridge=BRIDGE_CHARS)
+        pages = sorted({page for a, b in spans for page in pages_between(section, a, b)})
         c = cands.get(key, {"via": "vector", "hop": 0, "from_key": None})
         passages.append(
             {
@@ -59,7 +69,7 @@ def collect_passages(state: QueryState, runtime: Runtime[QueryContext]) -> dict[
                 "title": section.get("title"),
                 "page": pages[0],
                 "pages": pages,
-                "text": GAP.join(section["text"][a:b].strip() for a, b in spans),
+                "text": GAP.join(text[a:b].strip() for a, b in spans),
                 "spans": [list(s) for s in spans],
                 "hop": c["hop"],
                 "via": c["via"],
@@ -70,11 +80,12 @@ def collect_passages(state: QueryState, runtime: Runtime[QueryContext]) -> dict[
     return {"passages": rank(deps, state, passages)}
 
 
-def merge_spans(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """Extract spans of one section in text order, overlapping or contained ones merged."""
+def merge_spans(spans: list[tuple[int, int]], bridge: int = 0) -> list[tuple[int, int]]:
+    """Extract spans of one section in text order, overlapping or contained ones merged, and so are
+    two with at most ``bridge`` characters between them."""
     merged: list[list[int]] = []
     for a, b in sorted(spans):
-        if merged and a <= merged[-1][1]:
+        if merged and a <= merged[-1][1] + bridge:
             merged[-1][1] = max(merged[-1][1], b)
         else:
             merged.append([a, b])

@@ -1,14 +1,20 @@
-"""collect-passages ranking (nodes/query/collect_passages.py) on stand-in stores: a reference to a
+"""collect-passages (nodes/query/collect_passages.py). Ranking on stand-in stores: a reference to a
 whole clause whose own text is only its heading lifts the first of its subclauses in the answer, not
-every subclause; a reference to a clause with text of its own lifts that clause."""
+every subclause; a reference to a clause with text of its own lifts that clause. Quoting, on the
+ingested sample: a short section is quoted whole with every page it lies on; extracts of a long one
+are merged across short gaps only."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from clausewise.nodes.query.collect_passages import CITED_DECAY, rank
-from clausewise.tools.query_tasks import Terms
+from helpers import query_runtime
+
+from clausewise.nodes.query.collect_passages import BRIDGE_CHARS, CITED_DECAY, collect_passages, merge_spans, rank
+from clausewise.system import System
+from clausewise.tools.query_tasks import OfflineQueryTasks, Terms
 
 DOC = "XX_T-1"
 
@@ -74,3 +80,30 @@ def test_a_reference_to_a_clause_with_text_lifts_that_clause() -> None:
     ranked = rank(deps_with(similarity), {"search_question": "q"}, [passage(key) for key in similarity])  # type: ignore[arg-type]
     assert [p["key"] for p in ranked][:2] == [k("8.1"), k("7.1")]
     assert {p["key"]: p["score"] for p in ranked}[k("5.3.1")] < 0.5
+
+
+def test_a_short_section_is_quoted_whole_with_its_pages(sample_store: SimpleNamespace, embedder: Any) -> None:
+    system = System(
+        stores=sample_store.stores, embedder=embedder, query_tasks=OfflineQueryTasks(), cache_dir=Path("/x")
+    )
+    key = "CEN_EN1991-9-9_5.3.2"
+    section = system.stores.lookup("sections", key)
+    assert len(section["pages"]) == 2  # the section runs onto a second page
+    piece = section["text"][:60]
+    state = {
+        "search_question": "q",
+        "extracts": {key: [{"start": 0, "text": piece, "pages": section["pages"][:1], "score": 1.0}]},
+        "candidates": {},
+    }
+    (passage,) = collect_passages(state, query_runtime(system))["passages"]  # type: ignore[arg-type]
+    assert passage["text"] == section["text"].strip() and passage["spans"] == [[0, len(section["text"])]]
+    assert passage["pages"] == section["pages"] and passage["page"] == section["pages"][0]
+
+
+def test_extracts_merge_across_short_gaps_only() -> None:
+    assert merge_spans([(500, 600), (0, 100), (50, 120)]) == [(0, 120), (500, 600)]
+    assert merge_spans([(0, 100), (100 + BRIDGE_CHARS, 900)], bridge=BRIDGE_CHARS) == [(0, 900)]
+    assert merge_spans([(0, 100), (101 + BRIDGE_CHARS, 900)], bridge=BRIDGE_CHARS) == [
+        (0, 100),
+        (101 + BRIDGE_CHARS, 900),
+    ]
