@@ -1,22 +1,44 @@
-"""Offline OCR: the Tesseract built into PyMuPDF, with English language data from the system.
+"""Offline OCR: Tesseract, the system's library when it loads (else the copy inside PyMuPDF), with
+English language data from the system.
 
-Engine choice and figures: ``scripts/bench_ocr.py`` (Tesseract through PyMuPDF, about 94% word accuracy
-and 3 CPU-s a page at 200 dpi; RapidOCR was slower and ran English words together).
+Engine choice and figures: ``scripts/bench_ocr.py`` (Tesseract: about 94% word accuracy; RapidOCR was
+slower and ran English words together); speed: ``scripts/bench_ocr_pages.py`` (below).
 
 - Language data: ``eng.traineddata`` from ``TESSDATA_PREFIX`` (``Settings.tessdata_prefix``) or the
-  Debian package ``tesseract-ocr-eng`` (``/usr/share/tesseract-ocr/*/tessdata``). Nothing else: the
-  engine itself is inside the PyMuPDF wheel.
-- Page layout: MuPDF runs Tesseract in page segmentation mode 6 (one uniform block), which reads two
-  columns straight across. A copy of ``eng.traineddata`` whose config component sets
-  ``tessedit_pageseg_mode 3`` (automatic layout, as ``combine_tessdata -o`` would write it) switches
-  on column detection; it is written once into the user cache (``Settings.clausewise_cache_dir``).
-- One page: rendered at ``OCR_DPI`` and read by ``Pixmap.pdfocr_tobytes``, whose words (with their
-  positions, line by line in Tesseract's reading order) are written back as an invisible text layer
-  (``3 Tr``). A page that is an image without text gets that layer laid over it (the scan keeps its
-  own pixels); a page whose text layer is garbage, or a rotated page, is replaced by its rendered
-  image and the layer.
-- Parallelism: Tesseract runs inside MuPDF, which is not thread-safe (``pdf.MUPDF_LOCK``), so pages run
-  in a small pool of spawned worker processes, one page each at a time (``processes``, default 2).
+  Debian package ``tesseract-ocr-eng`` (``/usr/share/tesseract-ocr/*/tessdata``).
+- Engine: the system's ``libtesseract`` (>= 4; Debian's ``libtesseract5``, which ``tesseract-ocr``
+  brings) through its C API with ctypes, one instance a worker process, initialised once and kept for
+  the pages that follow. PyMuPDF's own Tesseract (``Pixmap.pdfocr_tobytes``) reads when there is no
+  such library: it is built without SIMD dot products (its ``dotproduct`` knows only generic/native),
+  so its LSTM, where nearly all the time goes, takes about twice the CPU.
+- Page layout: Tesseract's automatic page segmentation (mode 3, which finds columns; MuPDF would run
+  mode 6, one uniform block, which reads two columns straight across). The system library is told
+  directly; for MuPDF a copy of ``eng.traineddata`` whose config component sets
+  ``tessedit_pageseg_mode 3`` (as ``combine_tessdata -o`` would write it) is written once into the user
+  cache (``Settings.clausewise_cache_dir``), and both engines read that copy.
+- Resolution: a scan is read at its own resolution (the image covering most of the page), held to
+  ``OCR_MIN_DPI``..``OCR_DPI`` (150..200); a page without one at 150. Tesseract scales each text line
+  to a fixed height for its LSTM, so upsampling a 150 dpi scan to 200 only made layout analysis dearer
+  (30% more CPU, no accuracy gained; 300 dpi: twice the CPU). PyMuPDF's Tesseract loses a point of
+  accuracy at 150 dpi, so it always reads at 200. Scanned pages render in gray (Tesseract reads gray;
+  MuPDF's needs RGB); a page to be replaced renders in colour, as its image is kept.
+- One page: its words, line by line in Tesseract's reading order (the system library's TSV, each word
+  spanning its line's height as in MuPDF's OCR text), written back as an invisible text layer
+  (``3 Tr``). A page that is an image without text gets that layer laid over it (the scan keeps its own
+  pixels); a page whose text layer is garbage, or a rotated page, is replaced by its rendered image and
+  the layer.
+- Parallelism: pages run in a small pool of spawned worker processes (MuPDF is not thread-safe,
+  ``pdf.MUPDF_LOCK``, and neither is a Tesseract instance), one page each at a time (``processes``,
+  default 2), kept across documents; OpenMP in the system library is held to one thread a worker.
+- Figures (``bench_ocr_pages.py run``, 10 image-only 150 dpi pages of the public corpus, 2 cores,
+  2 processes, worker start included; other work loading the machine): 1.0-1.3 s a page wall at load
+  1-2, 1.4-2.0 s at load 3-5; 1.5-1.7 CPU-s a page; word accuracy 96.3%. Before (PyMuPDF's Tesseract,
+  200 dpi, RGB, its OCR PDF parsed back): 2.7-5.6 s wall, 3.9 CPU-s, 95.4%; side by side the whole run
+  took 0.52 of the wall time and 0.46 of the CPU. Where the CPU goes now: Tesseract's LSTM about 85%,
+  its layout analysis about 10% (0.16 s), rendering 0.06 s, the text layer and its PDF 0.08 s; a
+  worker's start-up (spawn, ``import pymupdf``, which loads ``pymupdf.layout`` and onnxruntime, 1 s;
+  Init 0.1 s) once per pool. Tried without gain: ``tessedit_do_invert 0``, no dictionaries
+  (``load_system_dawg``/``load_freq_dawg 0``), ``textord_tabfind_find_tables 0``.
 
 This module imports PyMuPDF only (the workers start quickly and never load LangGraph).
 """
@@ -24,6 +46,8 @@ This module imports PyMuPDF only (the workers start quickly and never load LangG
 from __future__ import annotations
 
 import atexit
+import ctypes
+import ctypes.util
 import glob
 import hashlib
 import multiprocessing
@@ -46,7 +70,8 @@ import pymupdf
 from clausewise.pdf import MUPDF_LOCK
 
 LANG = "eng"
-OCR_DPI = 200
+OCR_DPI = 200  # the most a page is rendered at (PyMuPDF's Tesseract: always)
+OCR_MIN_DPI = 150  # the least (a scan's own resolution in between)
 PAGE_SEGMENTATION = 3  # Tesseract's automatic page segmentation (finds columns), not MuPDF's 6
 MISSING = "Tesseract's English data is not installed: install tesseract-ocr-eng (Debian) or set TESSDATA_PREFIX"
 SYSTEM_TESSDATA = (
@@ -256,18 +281,183 @@ def _font() -> pymupdf.Font:
 Word = tuple[float, float, float, float, str]  # x0, y0, x1, y1 (points, page as shown), text
 
 
-def recognise(page: pymupdf.Page, tessdata: str, dpi: int = OCR_DPI) -> tuple[pymupdf.Pixmap, list[list[Word]]]:
-    """Page as shown, rendered at ``dpi`` and read by Tesseract: the image and its lines of words in
-    Tesseract's reading order (column by column), positions in points. The caller holds ``MUPDF_LOCK``
-    if other threads use MuPDF."""
-    pix = page.get_pixmap(dpi=dpi, colorspace=pymupdf.csRGB, alpha=False)  # MuPDF's OCR reads nothing in gray
+ENGINES = ("auto", "tesseract", "pymupdf")  # auto: the system's libtesseract when it loads, else PyMuPDF's
+
+
+def scan_dpi(page: pymupdf.Page) -> float | None:
+    """Pixels per inch, as drawn, of the image that covers most of ``page`` (a scan's own resolution);
+    None when no image covers half the page."""
+    try:
+        infos = page.get_image_info()
+    except Exception:  # noqa: BLE001 - a broken image dictionary: no resolution to go by
+        return None
+    best, best_area = None, 0.5 * abs(page.rect)
+    for info in infos:
+        box = pymupdf.Rect(info["bbox"])
+        area = abs(box & page.rect)
+        side = max(box.width, box.height)
+        if area >= best_area and side > 0 and info.get("width", 0) > 0:
+            best, best_area = max(info["width"], info["height"]) * 72.0 / side, area
+    return best
+
+
+def page_dpi(page: pymupdf.Page, engine: str) -> int:
+    """The resolution a page is read at: the scan's own, within ``OCR_MIN_DPI``..``OCR_DPI`` (a page
+    without a scan at ``OCR_MIN_DPI``), for the system's Tesseract; always ``OCR_DPI`` for PyMuPDF's
+    (which loses a point of word accuracy at 150 dpi)."""
+    if engine == "pymupdf":
+        return OCR_DPI
+    native = scan_dpi(page)
+    return int(min(OCR_DPI, max(OCR_MIN_DPI, round(native) if native else OCR_MIN_DPI)))
+
+
+def recognise(
+    page: pymupdf.Page, tessdata: str, dpi: int | None = None, *, engine: str = "auto", color: bool = False
+) -> tuple[pymupdf.Pixmap, list[list[Word]], int]:
+    """Page as shown, rendered and read by Tesseract: the image, its lines of words in Tesseract's
+    reading order (column by column), positions in points, and the resolution it was read at (``dpi``,
+    else :func:`page_dpi`). ``engine``: see ``ENGINES``; ``color``: render in colour (the image is kept),
+    else in gray when the engine reads gray. The caller holds ``MUPDF_LOCK`` if other threads use MuPDF."""
+    api = _system_tesseract(tessdata) if engine != "pymupdf" else None
+    if engine == "tesseract" and api is None:
+        raise OcrUnavailable(f"the system's Tesseract (libtesseract >= 4) cannot read with {tessdata}")
+    dpi = dpi or page_dpi(page, "pymupdf" if api is None else "tesseract")
+    gray = api is not None and not color  # MuPDF's OCR reads nothing in gray
+    pix = page.get_pixmap(dpi=dpi, colorspace=pymupdf.csGRAY if gray else pymupdf.csRGB, alpha=False)
     pix.set_dpi(dpi, dpi)
+    if api is not None:
+        with _api_lock:
+            return pix, api.read(pix, dpi), dpi
     with pymupdf.open("pdf", pix.pdfocr_tobytes(compress=False, language=LANG, tessdata=tessdata)) as out:
         raw = out[0].get_text("words")  # (x0, y0, x1, y1, word, block, line, word_no)
     lines: dict[tuple[int, int], list[Word]] = {}
     for x0, y0, x1, y1, text, block, line, _ in raw:
         lines.setdefault((block, line), []).append((x0, y0, x1, y1, text))
-    return pix, repair_lines(list(lines.items()), pix.height * 72.0 / dpi)
+    return pix, repair_lines(list(lines.items()), pix.height * 72.0 / dpi), dpi
+
+
+class SystemTesseract:
+    """The system's libtesseract through its C API (``capi.h``), initialised once per process and
+    language folder and kept for the pages that follow. Not thread-safe: :func:`recognise` reads
+    under ``_api_lock``."""
+
+    def __init__(self, lib: ctypes.CDLL, tessdata: str) -> None:
+        self.lib = lib
+        self.handle = lib.TessBaseAPICreate()
+        if lib.TessBaseAPIInit3(self.handle, os.fsencode(tessdata), LANG.encode()) != 0:
+            lib.TessBaseAPIDelete(self.handle)
+            raise OcrUnavailable(f"the system's Tesseract cannot load {tessdata}/{LANG}.traineddata")
+        lib.TessBaseAPISetPageSegMode(self.handle, PAGE_SEGMENTATION)
+
+    def read(self, pix: pymupdf.Pixmap, dpi: int) -> list[list[Word]]:
+        """The words of ``pix`` (gray or RGB, no alpha), line by line in reading order; each word spans
+        its line's height (as MuPDF's OCR text has it), positions in points."""
+        lib, handle = self.lib, self.handle
+        lib.TessBaseAPISetImage(handle, pix.samples, pix.width, pix.height, pix.n, pix.stride)
+        lib.TessBaseAPISetSourceResolution(handle, dpi)
+        try:
+            if lib.TessBaseAPIRecognize(handle, None) != 0:
+                raise RuntimeError("Tesseract could not read the page")
+            ptr = lib.TessBaseAPIGetTsvText(handle, 0)
+            if not ptr:
+                raise RuntimeError("Tesseract gave no text for the page")
+            try:
+                tsv = ctypes.string_at(ptr).decode("utf-8", "replace")
+            finally:
+                lib.TessDeleteText(ptr)
+        finally:
+            lib.TessBaseAPIClear(handle)
+        return tsv_lines(tsv, 72.0 / dpi)
+
+    def close(self) -> None:
+        self.lib.TessBaseAPIEnd(self.handle)
+        self.lib.TessBaseAPIDelete(self.handle)
+
+
+def tsv_lines(tsv: str, scale: float) -> list[list[Word]]:
+    """Tesseract's TSV (level, page, block, paragraph, line, word, left, top, width, height, conf,
+    text) as lines of words in its order, positions times ``scale``; a word spans its line's height."""
+    lines: dict[tuple[str, str, str], list[Word]] = {}
+    spans: dict[tuple[str, str, str], tuple[float, float]] = {}
+    for row in tsv.splitlines():
+        f = row.split("\t")
+        if len(f) < 12 or f[0] not in ("4", "5"):
+            continue
+        key = (f[2], f[3], f[4])
+        left, top, width, height = (int(v) for v in f[6:10])
+        if f[0] == "4":
+            spans[key] = (top * scale, (top + height) * scale)
+        elif f[11].strip():
+            y0, y1 = spans.get(key, (top * scale, (top + height) * scale))
+            lines.setdefault(key, []).append((left * scale, y0, (left + width) * scale, y1, f[11]))
+    return list(lines.values())
+
+
+_LIB_NAMES = ("libtesseract.so.5", "libtesseract.so.4", "libtesseract.5.dylib", "libtesseract.dylib")
+_lib: ctypes.CDLL | None | bool = False  # False: not looked for yet
+_apis: dict[str, SystemTesseract | None] = {}
+_api_lock = threading.Lock()
+
+
+def system_library() -> ctypes.CDLL | None:
+    """The system's libtesseract (Debian's ``libtesseract5``, which ``tesseract-ocr`` brings), version 4
+    or later, loaded once; None when there is none. Built with the SIMD dot products PyMuPDF's copy
+    lacks (about half the CPU time a page)."""
+    global _lib
+    if _lib is not False:
+        return _lib  # type: ignore[return-value]
+    _lib = None
+    found = ctypes.util.find_library("tesseract")
+    for name in ([found] if found else []) + list(_LIB_NAMES):
+        try:
+            lib = ctypes.CDLL(name)
+            lib.TessVersion.restype = ctypes.c_char_p
+            major = int(re.match(rb"\d+", lib.TessVersion() or b"0").group())  # type: ignore[union-attr]
+        except (OSError, AttributeError, ValueError):
+            continue
+        if major < 4:
+            continue
+        vp, cp, i = ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int
+        for fn, res, args in (
+            ("TessBaseAPICreate", vp, []),
+            ("TessBaseAPIInit3", i, [vp, cp, cp]),
+            ("TessBaseAPISetPageSegMode", None, [vp, i]),
+            ("TessBaseAPISetImage", None, [vp, cp, i, i, i, i]),
+            ("TessBaseAPISetSourceResolution", None, [vp, i]),
+            ("TessBaseAPIRecognize", i, [vp, vp]),
+            ("TessBaseAPIGetTsvText", vp, [vp, i]),
+            ("TessDeleteText", None, [vp]),
+            ("TessBaseAPIClear", None, [vp]),
+            ("TessBaseAPIEnd", None, [vp]),
+            ("TessBaseAPIDelete", None, [vp]),
+        ):
+            getattr(lib, fn).restype, getattr(lib, fn).argtypes = res, args
+        _lib = lib
+        break
+    return _lib
+
+
+def _system_tesseract(tessdata: str) -> SystemTesseract | None:
+    """This process's system Tesseract for ``tessdata``, started on first use; None when the library
+    is missing or cannot load the data (PyMuPDF's Tesseract reads instead)."""
+    with _api_lock:
+        if tessdata not in _apis:
+            lib = system_library()
+            try:
+                _apis[tessdata] = SystemTesseract(lib, tessdata) if lib is not None else None
+            except OcrUnavailable:
+                _apis[tessdata] = None
+            if _apis[tessdata] is not None and len(_apis) == 1:
+                atexit.register(_close_apis)
+        return _apis[tessdata]
+
+
+def _close_apis() -> None:
+    with _api_lock:
+        for api in _apis.values():
+            if api is not None:
+                api.close()
+        _apis.clear()
 
 
 def repair_lines(lines: list[tuple[tuple[int, int], list[Word]]], height: float) -> list[list[Word]]:
@@ -328,15 +518,15 @@ def text_layer(page: pymupdf.Page, lines: list[list[Word]]) -> None:
 
 
 def ocr_page(
-    doc: pymupdf.Document, pno: int, tessdata: str, *, replace: bool, dpi: int = OCR_DPI
+    doc: pymupdf.Document, pno: int, tessdata: str, *, replace: bool, dpi: int | None = None, engine: str = "auto"
 ) -> tuple[bytes, bool]:
     """Page ``pno`` of ``doc`` OCR'd, as a one-page PDF and whether it replaces the page: the page's
     size, holding only the invisible text (to lay over the page), or, when ``replace`` or the page is
     rotated, the page as shown (the rendered image) and its text. The caller holds ``MUPDF_LOCK`` if
-    other threads use MuPDF."""
+    other threads use MuPDF. ``dpi`` and ``engine``: see :func:`recognise`."""
     page = doc[pno]
     replace = replace or page.rotation % 360 != 0
-    pix, lines = recognise(page, tessdata, dpi)
+    pix, lines, dpi = recognise(page, tessdata, dpi, engine=engine, color=replace)
     out = pymupdf.open()
     try:
         if replace:
@@ -402,8 +592,11 @@ _pool_broken = False
 _worker_docs: dict[tuple[str, int, int], pymupdf.Document] = {}
 
 
-def _exit_with_parent(parent: int) -> None:
-    """OCR workers end when the ingest that started them is killed (they would be orphans)."""
+def _worker_start(parent: int) -> None:
+    """An OCR worker runs one page at a time on one core: the system Tesseract's OpenMP threads are
+    held to one (set before the library loads; the workers are the parallelism). Workers end when
+    the ingest that started them is killed (they would be orphans)."""
+    os.environ["OMP_THREAD_LIMIT"] = "1"
 
     def watch() -> None:
         while True:
@@ -414,7 +607,9 @@ def _exit_with_parent(parent: int) -> None:
     threading.Thread(target=watch, daemon=True).start()
 
 
-def _ocr_in_worker(path: str, pno: int, tessdata: str, replace: bool, dpi: int) -> tuple[int, bytes, bool, float]:
+def _ocr_in_worker(
+    path: str, pno: int, tessdata: str, replace: bool, dpi: int | None, engine: str
+) -> tuple[int, bytes, bool, float]:
     stat = Path(path).stat()
     key = (path, stat.st_mtime_ns, stat.st_size)
     doc = _worker_docs.get(key)
@@ -424,7 +619,7 @@ def _ocr_in_worker(path: str, pno: int, tessdata: str, replace: bool, dpi: int) 
         _worker_docs.clear()
         doc = _worker_docs[key] = pymupdf.open(path)
     cpu = time.process_time()
-    data, replaced = ocr_page(doc, pno, tessdata, replace=replace, dpi=dpi)
+    data, replaced = ocr_page(doc, pno, tessdata, replace=replace, dpi=dpi, engine=engine)
     return pno, data, replaced, time.process_time() - cpu
 
 
@@ -444,7 +639,7 @@ def _get_pool(processes: int) -> ProcessPoolExecutor:
             _pool = ProcessPoolExecutor(
                 processes,
                 mp_context=multiprocessing.get_context("spawn"),
-                initializer=_exit_with_parent,
+                initializer=_worker_start,
                 initargs=(os.getpid(),),
             )
             atexit.register(_shutdown_pool)
@@ -467,13 +662,17 @@ def run_ocr(
     *,
     replace: Iterable[int] = (),
     processes: int = 2,
-    dpi: int = OCR_DPI,
-    on_page: Callable[[PageOcr], None] | None = None,
+    dpi: int | None = None,
+    engine: str = "auto",
+    on_page: Callable[[PageOcr], object] | None = None,
 ) -> dict[int, PageOcr]:
     """OCR ``pages`` of ``path``, ``processes`` at a time in worker processes (in this thread, under
     ``MUPDF_LOCK``, when ``processes`` <= 1 or workers cannot start); the pages in ``replace`` become
     their OCR image, the others get the text laid over them. ``on_page`` hears each page as it
-    finishes. A page Tesseract fails on comes back with ``data=None`` and the error."""
+    finishes. A page Tesseract fails on comes back with ``data=None`` and the error. ``dpi`` (None: each
+    page's own, see :func:`page_dpi`) and ``engine``: see :func:`recognise`."""
+    if engine not in ENGINES:
+        raise ValueError(f"engine must be one of {ENGINES}, not {engine!r}")
     global _pool_broken
     todo, keep, tessdata = list(pages), set(replace), str(tessdata)
     done: dict[int, PageOcr] = {}
@@ -496,7 +695,7 @@ def run_ocr(
                 while queue and len(pending) < 2 * processes:
                     pno = queue.pop(0)
                     try:
-                        pending[pool.submit(_ocr_in_worker, path, pno, tessdata, pno in keep, dpi)] = pno
+                        pending[pool.submit(_ocr_in_worker, path, pno, tessdata, pno in keep, dpi, engine)] = pno
                     except (RuntimeError, OSError) as exc:  # workers cannot start (no __main__ guard, limits)
                         raise BrokenProcessPool(str(exc)) from exc
                 ready, _ = wait(pending, return_when=FIRST_COMPLETED)
@@ -522,7 +721,7 @@ def run_ocr(
             cpu = time.process_time()
             try:
                 with MUPDF_LOCK:
-                    data, replaced = ocr_page(doc, pno, tessdata, replace=pno in keep, dpi=dpi)
+                    data, replaced = ocr_page(doc, pno, tessdata, replace=pno in keep, dpi=dpi, engine=engine)
                 finish(PageOcr(pno, data, replaced, time.process_time() - cpu))
             except Exception as exc:  # noqa: BLE001
                 finish(PageOcr(pno, None, False, 0.0, _one_line(exc)))

@@ -9,7 +9,10 @@ Word accuracy as scripts/bench_ocr.py scores it: NFKC, lowercase, alphanumeric t
 clause numbers whole); words matched in order (difflib) / reference words.
 
 usage: python scripts/bench_ocr_pages.py make OUT.pdf [--dpi 150]
-       python scripts/bench_ocr_pages.py run OUT.pdf --processes 2 [--json RESULT]
+       python scripts/bench_ocr_pages.py run OUT.pdf --processes 2 [--engine auto|tesseract|pymupdf]
+                                          [--dpi N] [--json RESULT]
+(run: --engine tesseract is the system's libtesseract, pymupdf the copy inside PyMuPDF, auto the first
+that loads, as ingestion does; --dpi: every page at N, else each page at its scan's own resolution)
 Timing two settings side by side: farm-bench --vs '... run OUT.pdf --processes 1' -- ... --processes 2
 """
 
@@ -59,7 +62,7 @@ def make(out: Path, dpi: int) -> None:
     print(f"wrote {out} ({len(refs)} image-only pages) and {out.with_suffix('.ref.json')}")
 
 
-def run(path: Path, processes: int, out_json: Path | None) -> None:
+def run(path: Path, processes: int, out_json: Path | None, engine: str = "auto", dpi: int | None = None) -> None:
     from clausewise import ocr
     from clausewise.settings import Settings
 
@@ -75,6 +78,8 @@ def run(path: Path, processes: int, out_json: Path | None) -> None:
         pages,
         tessdata,
         processes=processes,
+        engine=engine,
+        dpi=dpi,
         on_page=lambda r: done_at.setdefault(r.pno, time.perf_counter()),
     )
     ocr_s = time.perf_counter() - t0
@@ -105,6 +110,8 @@ def run(path: Path, processes: int, out_json: Path | None) -> None:
         )
     summary = {
         "processes": processes,
+        "engine": engine,
+        "dpi": dpi or "page",
         "pages": len(pages),
         "ocr_wall_s": round(ocr_s, 2),
         "s_per_page": round(ocr_s / len(pages), 2),
@@ -126,12 +133,14 @@ def main(argv: list[str] | None = None) -> int:
     rn = sub.add_parser("run")
     rn.add_argument("pdf", type=Path)
     rn.add_argument("--processes", type=int, default=2)
+    rn.add_argument("--engine", choices=("auto", "tesseract", "pymupdf"), default="auto")
+    rn.add_argument("--dpi", type=int, default=None, help="render every page at this resolution")
     rn.add_argument("--json", type=Path, default=None, help="append the result here (one JSON line a run)")
     args = ap.parse_args(argv)
     if args.cmd == "make":
         make(args.out, args.dpi)
     else:
-        run(args.pdf, args.processes, args.json)
+        run(args.pdf, args.processes, args.json, args.engine, args.dpi)
     return 0
 
 

@@ -204,6 +204,55 @@ def test_broken_ocr_lines_are_put_back_in_place() -> None:
     assert 110 < y0 < 128 and y1 - y0 == pytest.approx(10.0)
 
 
+def test_tesseract_tsv_becomes_lines_of_words_as_tall_as_their_line() -> None:
+    tsv = "\n".join(
+        "\t".join(map(str, row))
+        for row in [
+            (
+                "level",
+                "page_num",
+                "block_num",
+                "par_num",
+                "line_num",
+                "word_num",
+                "left",
+                "top",
+                "width",
+                "height",
+                "conf",
+                "text",
+            ),
+            (1, 1, 0, 0, 0, 0, 0, 0, 1275, 1650, -1, ""),
+            (4, 1, 1, 1, 1, 0, 100, 200, 300, 30, -1, ""),
+            (5, 1, 1, 1, 1, 1, 100, 206, 80, 24, 96.5, "Snow"),
+            (5, 1, 1, 1, 1, 2, 190, 210, 60, 14, 95.1, "loads"),
+            (5, 1, 1, 1, 1, 3, 260, 210, 10, 14, 12.0, " "),
+            (4, 1, 2, 1, 1, 0, 700, 200, 100, 30, -1, ""),
+            (5, 1, 2, 1, 1, 1, 700, 200, 100, 30, 91.0, "3.2.1"),
+        ]
+    )
+    lines = ocr.tsv_lines(tsv, 72.0 / 150)
+    assert [[w[4] for w in ws] for ws in lines] == [["Snow", "loads"], ["3.2.1"]]  # Tesseract's order
+    k = 72.0 / 150
+    assert lines[0][1][:4] == pytest.approx((190 * k, 200 * k, 250 * k, 230 * k))  # the line's top and bottom
+    assert lines[1][0][:4] == pytest.approx((700 * k, 200 * k, 800 * k, 230 * k))
+
+
+@pytest.mark.parametrize(("scan", "expected"), [(150, 150), (96, 150), (175, 175), (300, 200), (None, 150)])
+def test_pages_are_read_at_their_scans_own_resolution(scan: int | None, expected: int) -> None:
+    doc = pymupdf.open()
+    page = doc.new_page(width=612, height=792)
+    if scan is not None:
+        pix = pymupdf.Pixmap(pymupdf.csGRAY, pymupdf.IRect(0, 0, round(8.5 * scan), round(11 * scan)), False)
+        pix.clear_with(255)
+        page.insert_image(page.rect, pixmap=pix)
+    small = pymupdf.Pixmap(pymupdf.csGRAY, pymupdf.IRect(0, 0, 600, 600), False)  # a figure: not the scan
+    small.clear_with(0)
+    page.insert_image(pymupdf.Rect(72, 72, 144, 144), pixmap=small)
+    assert ocr.page_dpi(page, "tesseract") == expected
+    assert ocr.page_dpi(page, "pymupdf") == ocr.OCR_DPI  # PyMuPDF's Tesseract reads worse below 200 dpi
+
+
 # ---------------------------------------------------------------- with Tesseract
 
 
@@ -293,11 +342,16 @@ def test_ocr_words_match_the_known_text(scan_ingest: SimpleNamespace, sample_sto
 
 
 @needs_tesseract
-def test_two_column_page_keeps_its_columns_apart(tmp_path: Path) -> None:
+@pytest.mark.parametrize("engine", ["tesseract", "pymupdf"])
+def test_two_column_page_keeps_its_columns_apart(tmp_path: Path, engine: str) -> None:
+    if engine == "tesseract" and ocr.system_library() is None:
+        pytest.skip("no system libtesseract (apt-get install tesseract-ocr): PyMuPDF's Tesseract reads instead")
     path = two_column_page(tmp_path / "two_columns.pdf")
     tessdata = ocr.prepared_tessdata(Settings().tessdata_prefix, tmp_path / "cache")
-    done = ocr.run_ocr(str(path), [0], tessdata, processes=1)
-    ocr.write_copy(str(path), {0: (done[0].data, done[0].replace)}, tmp_path / "copy.pdf")
+    done = ocr.run_ocr(str(path), [0], tessdata, processes=1, engine=engine)
+    data = done[0].data
+    assert data is not None, done[0].error
+    ocr.write_copy(str(path), {0: (data, done[0].replace)}, tmp_path / "copy.pdf")
     with pymupdf.open(tmp_path / "copy.pdf") as doc:
         page = doc[0]
         mid = page.rect.width / 2
