@@ -190,3 +190,42 @@ def write_objects(path: Path) -> Path:
     doc.save(path)
     doc.close()
     return path
+
+
+def write_numbered_paragraphs(path: Path) -> tuple[Path, dict[int, int]]:
+    """A guidance document whose body paragraphs are numbered in one run (1, 2, ... as in HSE's HSG
+    series) under unnumbered bold headings (one a page), with a running footer "Title | Page n of m", and on each
+    page a paragraph that opens low, in the footer's band, and runs onto the next line. Returns the
+    path and the PDF page (1-based) each paragraph opens on."""
+    doc = pymupdf.open()
+    cover = doc.new_page(width=A4[0], height=A4[1])
+    cover.insert_text((57, 200), "Safety on widget sites", fontsize=24, fontname="hebo")
+    opens: dict[int, int] = {}
+    n = 0
+    for pno, heading in enumerate(["Working at height", "Site transport", "Fire and emergencies", "Welfare"], 1):
+        page = doc.new_page(width=A4[0], height=A4[1])
+        y = 60.0 + 40 * pno
+        page.insert_text((57, y), heading, fontsize=14, fontname="hebo")
+        y += 30
+        while y < 700:
+            n += 1
+            if y > 640:
+                y = 772.0  # the page's last paragraph opens in the footer's band (the bottom tenth)
+            opens[n] = pno + 1
+            text = f"Paragraph {n} says that " + _filler(n, 150)
+            words, line, first = text.split(), "", True
+            for word in words:
+                if pymupdf.get_text_length(f"{line} {word}", fontsize=10) > 400:
+                    if first:
+                        page.insert_text((57, y), str(n), fontsize=10)
+                        first = False
+                    page.insert_text((90, y), line.strip(), fontsize=10)
+                    y += 12
+                    line = ""
+                line += " " + word
+            page.insert_text((90, y), line.strip(), fontsize=10)
+            y += 24
+        page.insert_text((57, 815), "Safety on widget sites", fontsize=9)
+        page.insert_text((480, 815), f"Page {pno + 1} of 5", fontsize=9)
+    doc.save(path)
+    return path, opens

@@ -401,10 +401,15 @@ def _split_bands(lines: list[dict[str, Any]], rect: Any) -> tuple[list[dict[str,
                 and len(text) < 70
                 and any(h["bbox"][3] > y0 - 6 for h in header)  # a header block of several lines
             )
-            or (y1 < rect.y0 + 0.1 * height and PAGE_NUMBER.match(text))
+            or (y1 < rect.y0 + 0.1 * height and PAGE_NUMBER.match(text) and not _opens_paragraph(ln, lines))
         ):
             header.append(ln)
-        elif y0 > bottom and len(text) < 40 or (y0 > rect.y0 + 0.9 * height and PAGE_NUMBER.match(text)):
+        elif (
+            y0 > bottom
+            and len(text) < 40
+            and not (PAGE_NUMBER.match(text) and _opens_paragraph(ln, lines))
+            or (y0 > rect.y0 + 0.9 * height and PAGE_NUMBER.match(text) and not _opens_paragraph(ln, lines))
+        ):
             footer.append(ln)
         else:
             if y1 < rect.y0 + 0.12 * height:
@@ -413,6 +418,23 @@ def _split_bands(lines: list[dict[str, Any]], rect: Any) -> tuple[list[dict[str,
                 ln["band"] = "bottom"
             body.append(ln)
     return header, footer, body
+
+
+def _opens_paragraph(line: dict[str, Any], lines: list[dict[str, Any]]) -> bool:
+    """``line`` (a bare number) opens a paragraph: running text stands on its baseline and runs on
+    into the line right below it. A page number beside a running title has no such line below."""
+    for other in lines:
+        if other is line or len(other["text"]) < 40 or _overlap_y(line["bbox"], other["bbox"]) <= 0.5:
+            continue
+        top, height = other["bbox"][1], other["bbox"][3] - other["bbox"][1]
+        if any(
+            below is not other
+            and 0.5 * height < below["bbox"][1] - top <= 1.6 * height
+            and _overlap_x(below["bbox"], other["bbox"]) > 0.5
+            for below in lines
+        ):
+            return True
+    return False
 
 
 def _gutter(lines: list[dict[str, Any]]) -> float | None:
@@ -577,7 +599,9 @@ def _same_band(a: dict[str, Any], b: dict[str, Any]) -> bool:
 
 def _running_rows(rows: list[dict[str, Any]], rect: Any) -> list[dict[str, Any]]:
     """Rows of the top or bottom band that open or close with a page number ("12 | Title",
-    "Title | A-4") and stand apart from the text: a running header or footer."""
+    "Title | A-4") and stand apart from the text above and below them: a running header or footer.
+    A numbered paragraph opening low on the page ("46 If mobile gangs ...") runs on into the next
+    row, so it stays text."""
     found = []
     for k, row in enumerate(rows):
         words = row["text"].split()
@@ -586,14 +610,11 @@ def _running_rows(rows: list[dict[str, Any]], rect: Any) -> list[dict[str, Any]]
         ends = PAGE_NUMBER.match(words[0]) or PAGE_NUMBER.match(words[-1]) or _LETTER_PAGE.fullmatch(words[-1])
         if not ends:
             continue
-        if row["bbox"][1] > rect.y0 + 0.9 * rect.height:
-            above = rows[k - 1]["bbox"][3] if k else rect.y0
-            if row["bbox"][1] - above >= 10:
-                found.append(row)
-        elif row["bbox"][3] < rect.y0 + 0.1 * rect.height:
-            below = rows[k + 1]["bbox"][1] if k + 1 < len(rows) else rect.y1
-            if below - row["bbox"][3] >= 10:
-                found.append(row)
+        above = rows[k - 1]["bbox"][3] if k else rect.y0
+        below = rows[k + 1]["bbox"][1] if k + 1 < len(rows) else rect.y1
+        apart = row["bbox"][1] - above >= 10 and below - row["bbox"][3] >= 10
+        if apart and (row["bbox"][1] > rect.y0 + 0.9 * rect.height or row["bbox"][3] < rect.y0 + 0.1 * rect.height):
+            found.append(row)
     return found
 
 

@@ -41,6 +41,9 @@ OCR_LETTER_SLIPS = {"B": "8", "D": "0", "G": "6", "S": "5", "I": "1"}
 _TOC_LEADER = re.compile(r"(\.\s?){5,}|…{2,}|(\s?\.\s){4,}")
 # A line of a contents page: a title and the page it is on ("Scope 12", "1.2 Terms .... 1-3", "ix").
 _TOC_ENTRY = re.compile(r"[A-Za-z)\]]{2,}[\s.…_]*\s(?:\d{1,4}|[ivxlc]{1,5}|[A-Z]?\d{1,2}-\d{1,3})$")
+# A numbered paragraph: "126 Most accidents involving falls ..." (one run of integers through the body).
+_PARAGRAPH_NUMBER = re.compile(r"^(?P<num>[1-9]\d{0,3})\s+(?=[A-Z(\u2018\u201c'\"])")
+MIN_PARAGRAPHS = 20  # a run this long numbers paragraphs, not a list or a figure's key
 # Run-in headings: "7.3.3.3 Terrain category — The roughness ..." (the title ends at the dash).
 _RUN_IN = re.compile(r"^(?P<title>[^.:\u2013\u2014]{3,80}?)(?:\s[\u2013\u2014]\s|\.\s|:\s)(?P<text>[A-Z(].{12,})$")
 
@@ -190,6 +193,24 @@ class _Parser:
         self.typography = bold_chars < 0.3 * total and bold_numbered >= 3
         # OCR text layers guess fonts: a plain line there may still be a heading
         self.born_digital = sum(1 for p in pages if p.get("scanned")) < 0.5 * max(1, len(pages))
+        self.paragraphs: dict[int, int] = {}
+
+    def _numbered_paragraphs(self) -> dict[int, int]:
+        """Lines (by id) opening numbered paragraphs, with their numbers: guidance documents number
+        every paragraph of the body in one run ("1 ...", "2 ...", ... "126 ..."), not restarting under
+        headings. The run is followed from 1, a number at most one ahead of the expected one, on lines
+        set in the body's size and not in bold; a run shorter than ``MIN_PARAGRAPHS`` is a list."""
+        run: dict[int, int] = {}
+        expected = 1
+        for line in self.lines:
+            m = _PARAGRAPH_NUMBER.match(line.text)
+            if not m or line.page in self.toc_pages or line.bold or abs(line.size - self.body_size) > 0.6:
+                continue
+            n = int(m.group("num"))
+            if n == expected or (run and n == expected + 1):
+                run[id(line)] = n
+                expected = n + 1
+        return run if len(run) >= MIN_PARAGRAPHS else {}
 
     def _typographic(self, line: Line, number_text: str) -> bool:
         if line.bold or (line.lead and line.lead.startswith(number_text.split()[0])):
@@ -360,6 +381,8 @@ class _Parser:
     # ---- the pass ----
     def parse(self) -> list[Draft]:
         start = self._body_start()
+        if start == len(self.lines):  # no numbered clauses: the body's paragraphs may be numbered
+            self.paragraphs = self._numbered_paragraphs()
         self._front_matter(self.lines[:start])
         i = start
         current: Draft | None = None
@@ -451,11 +474,21 @@ class _Parser:
             seen.add(code)
             return self._open(Draft(code, kind, title), line)
 
+        part: Draft | None = None  # the heading part numbered paragraphs belong to
         for k, line in enumerate(lines):
             prev = lines[k - 1] if k else None
             nxt = lines[k + 1] if k + 1 < len(lines) else None
             text = line.text.strip()
             in_toc = line.page in self.toc_pages
+            number = self.paragraphs.get(id(line))
+            if number is not None and (current is None or current.kind in ("front", "clause", "cover")):
+                if current is None or current.kind == "cover":
+                    part = None
+                elif current.kind == "front":
+                    part = current
+                title, parent = (part.title, part.code) if part else ("", None)
+                current = self._open(Draft(str(number), "clause", title, (number,), parent), line)
+                continue
             if line.page in cover:
                 if current is None or current.kind != "cover":
                     current = open_("Cover", "cover", line)

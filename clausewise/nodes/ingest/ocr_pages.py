@@ -60,7 +60,7 @@ def ocr_pages(state: IngestState, runtime: Runtime[IngestContext]) -> dict[str, 
         update["read_path"] = str(copy)
     failed = sorted(p + 1 for p, r in results.items() if r.data is None)
     notes = [
-        f"{len(read)} page(s) read by OCR (Tesseract, {ocr.OCR_DPI} dpi, "
+        f"{len(read)} page(s) read by OCR (Tesseract, {ocr.OCR_MIN_DPI}-{ocr.OCR_DPI} dpi, "
         f"{time.perf_counter() - started:.0f} s): {ocr.page_ranges(p + 1 for p in read)}"
     ]
     if failed:

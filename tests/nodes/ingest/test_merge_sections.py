@@ -3,6 +3,7 @@ parents, reading order, front matter, notes, pages, annex status; plus the parse
 
 from __future__ import annotations
 
+import re
 from types import SimpleNamespace
 from typing import Any
 
@@ -528,3 +529,29 @@ def test_contents_page_found_by_page_numbers_and_running_lines_by_repetition() -
     text = "\n".join(s["text"] for s in sections.values())
     assert "GUIDE TO WIDGETS" not in text
     assert "(informative)" in text  # on one page only: not a running line
+
+
+def test_numbered_paragraphs_of_a_guidance_document_are_its_sections(tmp_path: Any) -> None:
+    """Body paragraphs numbered in one run under unnumbered headings (tests/helpers/layouts.py): each
+    paragraph is a section of its own, coded by its number, on the page it opens on, under its heading;
+    a paragraph opening in the footer's band stays text; the running footer is not."""
+    import pymupdf
+    from helpers.layouts import write_numbered_paragraphs
+
+    from clausewise.nodes.ingest.extract_page import read_page
+
+    path, opens = write_numbered_paragraphs(tmp_path / "guide.pdf")
+    with pymupdf.open(path) as doc:
+        pages = [read_page(doc, i, crop=False) for i in range(len(doc))]
+    sections = build_sections(DocId("ACME", "SG1"), "Guide", pages)
+    paragraphs = {s["section"]: s for s in sections.values() if s["kind"] == "clause"}
+    assert len(opens) >= 20
+    low = [ln["text"] for page in pages for ln in page["lines"] if ln["bbox"][1] > 0.9 * 842]
+    assert len([t for t in low if re.match(r"\d+ Paragraph", t)]) == 4  # one a page, kept as text
+    assert {int(c): s["pages"][0] for c, s in paragraphs.items()} == opens
+    for n, s in paragraphs.items():
+        assert s["text"].startswith(f"{n} Paragraph {n} says that")
+        assert f"Paragraph {int(n) + 1} says" not in s["text"]
+        assert "Safety on widget sites" not in s["text"] and "Page " not in s["text"]
+        heading = ["Working at height", "Site transport", "Fire and emergencies", "Welfare"][opens[int(n)] - 2]
+        assert sections[s["parent"]]["title"] == s["title"] == heading
