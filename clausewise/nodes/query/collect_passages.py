@@ -23,7 +23,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from clausewise.graph.state import QueryContext, QueryState
-from clausewise.nodes.query.deps import QueryDeps, deps_of
+from clausewise.nodes.query.deps import QueryDeps, Reader, deps_of
 from clausewise.page_map import pages_between
 from clausewise.tools.query_tasks import score_text
 
@@ -47,10 +47,11 @@ _ENDS_IN_PAGE = re.compile(r"\b\d{1,3}\s*$")
 
 def collect_passages(state: QueryState, runtime: Runtime[QueryContext]) -> dict[str, Any]:
     deps = deps_of(runtime)
+    read = deps.reader()
     cands = state.get("candidates") or {}
     passages = []
     for key, parts in (state.get("extracts") or {}).items():
-        section = deps.section(key) if parts else None
+        section = read.section(key) if parts else None
         if section is None:
             continue
         text = section["text"]
@@ -77,7 +78,7 @@ def collect_passages(state: QueryState, runtime: Runtime[QueryContext]) -> dict[
                 "score": max(p["score"] for p in parts),
             }
         )
-    return {"passages": rank(deps, state, passages)}
+    return {"passages": rank(deps, state, passages, read)}
 
 
 def merge_spans(spans: list[tuple[int, int]], bridge: int = 0) -> list[tuple[int, int]]:
@@ -103,10 +104,13 @@ def contents_like(passage: dict[str, Any]) -> bool:
     return numbered > 0.5 or (numbered > 0.3 and _LEADER.search(passage["text"]) is not None)
 
 
-def rank(deps: QueryDeps, state: QueryState, passages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def rank(
+    deps: QueryDeps, state: QueryState, passages: list[dict[str, Any]], read: Reader | None = None
+) -> list[dict[str, Any]]:
     """The passages in reading order, each with its ``rank`` (1-based), ``tier`` and fused ``score``."""
     if not passages:
         return []
+    read = read or deps.reader()
     keys = [p["key"] for p in passages]
     question = state["search_question"]
     similarity: dict[str, float] = {}
@@ -126,7 +130,7 @@ def rank(deps: QueryDeps, state: QueryState, passages: list[dict[str, Any]]) -> 
         elif p["kind"] == "front":
             s -= FRONT_PENALTY
         score[p["key"]] = s
-    cites = {p["key"]: _cited(deps, p["key"], set(keys)) for p in passages}
+    cites = {p["key"]: _cited(read, p["key"], set(keys)) for p in passages}
     for _ in range(3):  # support from the reference graph, to the 3rd order
         lifted = dict(score)
         for key, targets in cites.items():
@@ -144,7 +148,7 @@ def rank(deps: QueryDeps, state: QueryState, passages: list[dict[str, Any]]) -> 
         # The tables, figures and expressions it names follow it, when their standing comes from it.
         followers = [
             t
-            for t in _cited_in_text(deps, p, cites[p["key"]])
+            for t in _cited_in_text(read, p, cites[p["key"]])
             if t not in placed and by_key[t]["kind"] in _OBJECTS and score[t] <= score[p["key"]] * CITED_DECAY + 1e-9
         ]
         for target in followers[:MAX_FOLLOWERS]:
@@ -165,31 +169,24 @@ def rank(deps: QueryDeps, state: QueryState, passages: list[dict[str, Any]]) -> 
     return ordered
 
 
-def _references(deps: QueryDeps, key: str) -> list[dict[str, Any]]:
-    try:
-        return deps.stores.lookup("references", key) or []
-    except KeyError:
-        return []
-
-
-def _cited(deps: QueryDeps, key: str, among: set[str]) -> list[str]:
+def _cited(read: Reader, key: str, among: set[str]) -> list[str]:
     """Sections of the answer that ``key`` cites. A reference to a whole clause whose own text is only
     its heading ("determined using 5.3", where 5.3 holds subclauses) reaches the first of its subclauses
     in the answer ("5.3.1 General"), which introduces the rest."""
     cited = []
-    for ref in _references(deps, key):
+    for ref in read.lookup("references", key) or []:
         target = ref.get("target")
         if not target or target == key:
             continue
-        if target not in among or _heading_only(deps, target):
+        if target not in among or _heading_only(read, target):
             target = _first_subclause(target, among) or (target if target in among else None)
         if target and target != key:
             cited.append(target)
     return list(dict.fromkeys(cited))
 
 
-def _heading_only(deps: QueryDeps, key: str) -> bool:
-    section = deps.section(key)
+def _heading_only(read: Reader, key: str) -> bool:
+    section = read.section(key)
     body = (section or {}).get("text", "").partition("\n")[2]
     return len(body.strip()) < HEADING_ONLY_CHARS
 
@@ -203,12 +200,12 @@ def _natural(key: str) -> list[tuple[int, str]]:
     return [(int(part), "") if part.isdigit() else (-1, part) for part in re.split(r"(\d+)", key)]
 
 
-def _cited_in_text(deps: QueryDeps, passage: dict[str, Any], cited: list[str]) -> list[str]:
+def _cited_in_text(read: Reader, passage: dict[str, Any], cited: list[str]) -> list[str]:
     """Of ``cited``, those named inside the passage's own extract, in the order they are named."""
     spans = passage["spans"]
     named = [
         (r["span"][0], r["target"])
-        for r in _references(deps, passage["key"])
+        for r in read.lookup("references", passage["key"]) or []
         if r.get("target") in cited and r.get("span") and any(a <= r["span"][0] < b for a, b in spans)
     ]
     return list(dict.fromkeys(t for _, t in sorted(named)))

@@ -92,6 +92,30 @@ class QueryDeps:
         except KeyError:
             return None
 
+    def reader(self) -> Reader:
+        return Reader(self.stores)
+
+
+class Reader:
+    """One node call's reads of per-document tables, each entry read once: following references and
+    climbing parents read the same sections many times, and every read resolves the document's
+    manifest. ``None`` for an entry that is absent (or a key that is not one)."""
+
+    def __init__(self, stores: Stores):
+        self.stores = stores
+        self._entries: dict[tuple[str, str], Any] = {}
+
+    def lookup(self, table: str, key: str) -> Any:
+        if (table, key) not in self._entries:
+            try:
+                self._entries[table, key] = self.stores.lookup(table, key)
+            except KeyError:
+                self._entries[table, key] = None
+        return self._entries[table, key]
+
+    def section(self, key: str) -> dict[str, Any] | None:
+        return self.lookup("sections", key)  # type: ignore[no-any-return]
+
 
 def signature_docs(signature: str) -> list[str]:
     return [part.split("=", 1)[0] for part in signature.split(";") if part]

@@ -23,6 +23,7 @@ def follow_refs(state: QueryState, runtime: Runtime[QueryContext]) -> dict[str, 
     cands = state.get("candidates") or {}
     followed = state.get("followed") or {}
     resolver = Resolver(deps.stores)
+    read = deps.reader()
     new: dict[str, dict[str, Any]] = {}
     unfollowed = list(state.get("unfollowed_references") or [])
     unresolved = list(state.get("unresolved_references") or [])
@@ -33,8 +34,8 @@ def follow_refs(state: QueryState, runtime: Runtime[QueryContext]) -> dict[str, 
             continue
         done[key] = 1
         hop = cands.get(key, {}).get("hop", 0)
-        section = deps.section(key) or {}
-        refs = deps.stores.lookup("references", key) or []
+        section = read.section(key) or {}
+        refs = read.lookup("references", key) or []
         targets = []
         for ref in refs:
             s, e = ref["span"]
@@ -75,7 +76,7 @@ def follow_refs(state: QueryState, runtime: Runtime[QueryContext]) -> dict[str, 
             target = found.key
             if target == found.document:
                 continue  # the whole document: nothing to read
-            if not target or deps.section(target) is None:
+            if not target or read.section(target) is None:
                 if ref["kind"] != "neighbour":
                     reason = NOT_FOUND
                     if found.document != split_doc(key):

@@ -13,19 +13,19 @@ from clausewise.nodes.query.deps import deps_of
 
 def precedence(state: QueryState, runtime: Runtime[QueryContext]) -> dict[str, Any]:
     """Rules governing each contributing section, its ancestors and its document."""
-    deps = deps_of(runtime)
+    read = deps_of(runtime).reader()
     keys = [k for k, v in (state.get("extracts") or {}).items() if v]
     rules, seen = [], set()
     for key in keys:
         chain, cursor = [], key
         for _ in range(8):
-            section = deps.section(cursor)
+            section = read.section(cursor)
             if section is None:
                 break
             chain.append(cursor)
             cursor = section.get("parent") or ""
         for governed in chain:
-            for rule in deps.stores.lookup("precedence", governed) or []:
+            for rule in read.lookup("precedence", governed) or []:
                 marker = (key, rule["rule"])
                 if marker not in seen:
                     seen.add(marker)

@@ -13,6 +13,7 @@ from typing import Any
 from helpers import query_runtime
 
 from clausewise.nodes.query.collect_passages import BRIDGE_CHARS, CITED_DECAY, collect_passages, merge_spans, rank
+from clausewise.nodes.query.deps import Reader
 from clausewise.system import System
 from clausewise.tools.query_tasks import OfflineQueryTasks, Terms
 
@@ -39,11 +40,14 @@ def deps_with(similarity: dict[str, float]) -> Any:
     def lookup(table: str, key: str) -> Any:
         if table == "references":
             return REFERENCES.get(key, [])
+        if table == "sections":
+            return {"text": SECTIONS[key]} if key in SECTIONS else None
         raise KeyError(key)
 
+    stores = SimpleNamespace(lookup=lookup)
     return SimpleNamespace(
-        stores=SimpleNamespace(lookup=lookup),
-        section=lambda key: {"text": SECTIONS[key]} if key in SECTIONS else None,
+        stores=stores,
+        reader=lambda: Reader(stores),  # type: ignore[arg-type]
         vector_index=SimpleNamespace(similarity=lambda vector, keys: {key: similarity[key] for key in keys}),
         query_vector=lambda text: text,
         terms=lambda question: Terms(),
