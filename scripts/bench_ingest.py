@@ -26,9 +26,7 @@ from pathlib import Path
 import pymupdf
 
 from clausewise.keys import clean_number, parse_designation
-from clausewise.settings import Settings
-from clausewise.stores import open_stores
-from clausewise.tools.models import build_embedder
+from clausewise.system import System
 
 HERE = Path(__file__).resolve().parent
 SHARED = HERE.parent.parent / "shared"
@@ -104,15 +102,15 @@ def main() -> None:
 
     rss = TreeRSS()
     t0 = time.perf_counter()
-    embedder = build_embedder(Settings())
-    embedder.embed_query("warm up")
+    system = System(store_dir=store_dir)
+    system.embedder.embed_query("warm up")
     load_s = time.perf_counter() - t0
-    stores = open_stores(Settings(), store_dir)
+    stores = system.stores
     rows = []
     total = 0.0
     for pdf in pdfs:
         t = time.perf_counter()
-        state = ingest_file(stores, pdf, publisher=None, code=None, overwrite=True)
+        state = ingest_file(system, pdf, publisher=None, code=None, overwrite=True)
         seconds = time.perf_counter() - t
         total += seconds
         rows.append({"file": pdf.name, "doc_key": state["doc_key"], "seconds": round(seconds, 2), **state["summary"]})

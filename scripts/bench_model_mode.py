@@ -28,7 +28,7 @@ from gemini_standin import GeminiStandIn, minimal, response_schema  # noqa: E402
 
 from clausewise.graph.query import build_query_graph  # noqa: E402
 from clausewise.settings import Settings  # noqa: E402
-from clausewise.stores import open_stores  # noqa: E402
+from clausewise.system import System  # noqa: E402
 from clausewise.tools.model_tasks import ModelQueryTasks  # noqa: E402
 from clausewise.tools.models import MiniLMEmbedder, build_chat_model  # noqa: E402
 
@@ -67,12 +67,12 @@ def main() -> None:
     ap.add_argument("--store", type=Path, required=True)
     args = ap.parse_args()
     questions = [json.loads(line) for line in args.questions.read_text().splitlines() if line.strip()]
-    stores = open_stores(Settings(_env_file=None), args.store)
     with GeminiStandIn(responder=responder) as standin:
         os.environ["GEMINI_BASE_URL"] = standin.url
         settings = Settings(_env_file=None, gemini_api_key="stand-in-key")
         tasks = ModelQueryTasks(build_chat_model(settings))
-        graph = build_query_graph(stores=stores, embedder=MiniLMEmbedder(), tasks=tasks, cache_dir=args.store)
+        system = System(settings, store_dir=args.store, embedder=MiniLMEmbedder(), query_tasks=tasks)
+        graph = build_query_graph(system)
         graph.invoke({"question": "warm-up: density of concrete"})
         rows = []
         for q in questions:
@@ -81,22 +81,32 @@ def main() -> None:
             answer = graph.invoke({"question": q["question"]})
             wall = time.perf_counter() - start
             trace = answer["trace"]
-            rows.append({
-                "id": q["id"], "llm_calls": trace["llm_calls"], "requests": len(CALLS),
-                "max_items": max((c["items"] for c in CALLS), default=0),
-                "max_prompt_tokens_est": max((c["chars"] for c in CALLS), default=0) // 4,
-                "passages": len(answer["passages"]), "degraded": len(trace["degraded"]), "wall_s": round(wall, 2),
-            })
+            rows.append(
+                {
+                    "id": q["id"],
+                    "llm_calls": trace["llm_calls"],
+                    "requests": len(CALLS),
+                    "max_items": max((c["items"] for c in CALLS), default=0),
+                    "max_prompt_tokens_est": max((c["chars"] for c in CALLS), default=0) // 4,
+                    "passages": len(answer["passages"]),
+                    "degraded": len(trace["degraded"]),
+                    "wall_s": round(wall, 2),
+                }
+            )
             print(json.dumps(rows[-1]), flush=True)
-    print(json.dumps({
-        "questions": len(rows),
-        "llm_calls_max": max(r["llm_calls"] for r in rows),
-        "llm_calls_mean": round(statistics.mean(r["llm_calls"] for r in rows), 1),
-        "items_per_call_max": max(r["max_items"] for r in rows),
-        "prompt_tokens_est_max": max(r["max_prompt_tokens_est"] for r in rows),
-        "wall_s_p50": statistics.median(r["wall_s"] for r in rows),
-        "note": "the stand-in answers at once, so wall time is time outside the model",
-    }))
+    print(
+        json.dumps(
+            {
+                "questions": len(rows),
+                "llm_calls_max": max(r["llm_calls"] for r in rows),
+                "llm_calls_mean": round(statistics.mean(r["llm_calls"] for r in rows), 1),
+                "items_per_call_max": max(r["max_items"] for r in rows),
+                "prompt_tokens_est_max": max(r["max_prompt_tokens_est"] for r in rows),
+                "wall_s_p50": statistics.median(r["wall_s"] for r in rows),
+                "note": "the stand-in answers at once, so wall time is time outside the model",
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

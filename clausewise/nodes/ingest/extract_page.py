@@ -260,7 +260,8 @@ def _drawn_chain(caption: list[float], drawn: list[Any], side: str, x0: float, x
             break
         for r in step:
             found = pymupdf.Rect(r) if found is None else found | r
-        pending = [r for r in pending if r not in step]
+        taken = {id(r) for r in step}  # by identity: Rect equality is slow and a page may hold thousands
+        pending = [r for r in pending if id(r) not in taken]
         reach = max(r.y1 for r in step) if side == "below" else min(r.y0 for r in step)
     return found
 
