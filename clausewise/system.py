@@ -86,6 +86,13 @@ class System:
         root = self.stores.blobs.local_root
         return str(root / store_path) if root else store_path
 
+    def delete_document(self, doc_key: str) -> bool:
+        """Delete a document: its vectors from the vector index first (Pinecone keeps them apart from
+        the stores; a failure there raises ``StoreError`` and deletes nothing, so the delete can be
+        retried), then the document itself. False when it was not there."""
+        self.vector_index.delete_document(doc_key)
+        return self.stores.delete_document(doc_key)
+
     def ingest_limits(self) -> dict[str, Any]:
         """The ingestion graph's context values that come from the deployment: limits and store."""
         values: dict[str, Any] = {"max_file_mb": self.settings.max_file_mb, "max_pages": self.settings.max_pages}

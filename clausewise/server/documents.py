@@ -121,12 +121,13 @@ def list_sections(doc_key: str, stores: StoresDep) -> list[SectionEntry]:
 
 
 @documents.delete("/{doc_key}", response_model=Deleted)
-def delete_document(doc_key: str, stores: StoresDep) -> Deleted:
+def delete_document(doc_key: str, server: ServerDep) -> Deleted:
+    """The document and its vectors (a vector store that is down: 503, nothing deleted)."""
     if not is_safe_key(doc_key) or doc_key.count("_") != 1:
         raise HTTPException(status.HTTP_400_BAD_REQUEST, f"not a valid document key: {doc_key!r}")
-    if stores.manifest(doc_key) is None:
+    if server.stores.manifest(doc_key) is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"no document {doc_key!r} is ingested")
-    return Deleted(doc_key=doc_key, deleted=stores.delete_document(doc_key))
+    return Deleted(doc_key=doc_key, deleted=server.system.delete_document(doc_key))
 
 
 @jobs.get("/{job_id}", response_model=Job)

@@ -49,3 +49,36 @@ def test_ingest_upserts_to_pinecone_and_query_searches_it(
         {"path": str(sample_pdf), "overwrite": True}
     )
     assert again["status"] == "ingested" and len(index) == len(chunks)
+
+
+def test_deleting_a_document_over_http_removes_its_vectors_and_a_dead_index_deletes_nothing(
+    pinecone_settings: Any, sample_pdf: Path, embedder: Any, tmp_path: Path
+) -> None:
+    """DELETE /documents/{key} takes the document's vectors out of Pinecone too (they live apart from
+    the stores); with Pinecone unreachable the answer is 503 and the document is still there."""
+    from fastapi.testclient import TestClient
+
+    from clausewise.server.app import create_app
+    from clausewise.stores.pinecone_index import PineconeVectorIndex
+    from clausewise.system import System
+
+    settings, state = pinecone_settings
+    stores = Stores(LocalBlobs(tmp_path / "store"))
+    index = open_vector_index(settings, stores)
+    out = build_ingest_graph(stores=stores, embedder=embedder, vector_index=index).invoke({"path": str(sample_pdf)})
+    assert out["status"] == "ingested" and len(index) > 0
+
+    dead = PineconeVectorIndex.connect(api_key="test-key", host="http://127.0.0.1:9", namespace="store-a")
+    down = System(settings, stores, embedder=embedder, vector_index=dead)
+    with TestClient(create_app(down, page_processes=1)) as client:
+        r = client.delete(f"/documents/{out['doc_key']}")
+        assert r.status_code == 503 and "Pinecone" in r.json()["detail"]
+        assert client.get("/documents").json()[out["doc_key"]]["status"] == "ingested"
+    assert len(index) > 0
+
+    system = System(settings, stores, embedder=embedder, vector_index=index)
+    with TestClient(create_app(system, page_processes=1)) as client:
+        r = client.delete(f"/documents/{out['doc_key']}")
+        assert r.status_code == 200 and r.json()["deleted"] is True
+        assert out["doc_key"] not in client.get("/documents").json()
+    assert len(index) == 0
