@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-import socket
 import statistics
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,7 +11,7 @@ from typing import Any
 
 import httpx
 import pytest
-import uvicorn
+from helpers.serving import serve_in_thread
 
 from clausewise.server.app import create_app
 from clausewise.stores.base import Stores
@@ -27,26 +25,11 @@ QUESTIONS = [
 ]
 
 
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture
 def server_url(served_store: Path, embedder: Any) -> Iterator[str]:
     app = create_app(stores=Stores(LocalBlobs(served_store)), embedder=embedder, api_key="load-key")
-    port = free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert server.started, "uvicorn did not start"
-    yield f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    thread.join(timeout=30)
+    with serve_in_thread(app) as url:
+        yield url
 
 
 def test_fifty_concurrent_questions(server_url: str) -> None:

@@ -18,7 +18,8 @@ from typing import Any
 
 import httpx
 import pytest
-import uvicorn
+from helpers.serving import serve_in_thread
+
 from clausewise.server.app import create_app
 from clausewise.stores.base import Stores
 from clausewise.stores.local import LocalBlobs
@@ -47,17 +48,8 @@ def churn_store(sample_store: SimpleNamespace, copy_store: Callable[[Path], Path
 @pytest.fixture
 def server_url(churn_store: Path, embedder: Any) -> Iterator[str]:
     app = create_app(stores=Stores(LocalBlobs(churn_store)), embedder=embedder, page_processes=1)
-    port = free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert server.started, "uvicorn did not start"
-    yield f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    thread.join(timeout=30)
+    with serve_in_thread(app) as url:
+        yield url
 
 
 def test_no_5xx_while_documents_are_deleted_and_overwritten(
@@ -92,7 +84,7 @@ def test_no_5xx_while_documents_are_deleted_and_overwritten(
         c.start()
     try:
         with httpx.Client(base_url=server_url, timeout=120) as http:
-            for round_ in range(ROUNDS):
+            for _ in range(ROUNDS):
                 time.sleep(0.5)
                 r = http.delete(f"/documents/{DOC}")
                 assert r.status_code == 200, r.text

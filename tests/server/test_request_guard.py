@@ -20,23 +20,10 @@ from types import SimpleNamespace
 import httpx
 import psutil
 import pytest
+from helpers.serving import SERVER_SCRIPT, free_port, wait_until_up
 
 KEY = "guard-key"
 MB = 1024 * 1024
-SERVER = """
-import sys, uvicorn
-from clausewise.server.app import create_app
-from clausewise.stores.base import Stores
-from clausewise.stores.local import LocalBlobs
-uvicorn.run(create_app(stores=Stores(LocalBlobs(sys.argv[1])), api_key=sys.argv[3], max_upload_mb=5,
-                       page_processes=1), host="127.0.0.1", port=int(sys.argv[2]), log_level="warning")
-"""
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @pytest.fixture(scope="module")
@@ -44,25 +31,17 @@ def server(tmp_path_factory: pytest.TempPathFactory, subprocess_env: dict[str, s
     root = tmp_path_factory.mktemp("guard")
     tmp = root / "tmp"
     tmp.mkdir()
-    port = _free_port()
+    port = free_port()
     log = open(root / "server.log", "w")  # noqa: SIM115 - closed below
     proc = subprocess.Popen(
-        [sys.executable, "-c", SERVER, str(root / "store"), str(port), KEY],
+        [sys.executable, "-c", SERVER_SCRIPT, str(root / "store"), str(port), KEY, "5"],
         env={**subprocess_env, "TMPDIR": str(tmp)},
         stdout=log,
         stderr=subprocess.STDOUT,
     )
     try:
         url = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 90
-        while time.monotonic() < deadline:
-            try:
-                if httpx.get(f"{url}/documents", headers={"X-API-Key": KEY}, timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                time.sleep(0.3)
-        else:
-            raise AssertionError((root / "server.log").read_text())
+        wait_until_up(url, root / "server.log", headers={"X-API-Key": KEY})
         yield SimpleNamespace(port=port, url=url, proc=psutil.Process(proc.pid), tmp=tmp, log=root / "server.log")
     finally:
         proc.terminate()

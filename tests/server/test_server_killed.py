@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -15,24 +14,10 @@ from typing import Any
 
 import httpx
 import pymupdf
+from helpers.serving import SERVER_SCRIPT, free_port, wait_until_up
 
 from clausewise.stores.base import Stores
 from clausewise.stores.local import LocalBlobs
-
-SERVER = """
-import sys, uvicorn
-from clausewise.server.app import create_app
-from clausewise.stores.base import Stores
-from clausewise.stores.local import LocalBlobs
-uvicorn.run(create_app(stores=Stores(LocalBlobs(sys.argv[1])), page_processes=1), host="127.0.0.1",
-            port=int(sys.argv[2]), log_level="warning")
-"""
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _long_pdf(sample: Path, path: Path, copies: int = 12) -> Path:
@@ -47,10 +32,10 @@ def _long_pdf(sample: Path, path: Path, copies: int = 12) -> Path:
 def test_sigkill_mid_ingest_leaves_no_half_document(
     tmp_path: Path, sample_pdf: Path, subprocess_env: dict[str, str], make_client: Any
 ) -> None:
-    store, port = tmp_path / "store", _free_port()
+    store, port = tmp_path / "store", free_port()
     log = open(tmp_path / "server.log", "w")  # noqa: SIM115 - closed below
     server = subprocess.Popen(
-        [sys.executable, "-c", SERVER, str(store), str(port)],
+        [sys.executable, "-c", SERVER_SCRIPT, str(store), str(port)],
         env=subprocess_env,
         stdout=log,
         stderr=subprocess.STDOUT,
@@ -58,13 +43,8 @@ def test_sigkill_mid_ingest_leaves_no_half_document(
     )
     try:
         base = f"http://127.0.0.1:{port}"
+        wait_until_up(base, tmp_path / "server.log")
         deadline = time.monotonic() + 90
-        while time.monotonic() < deadline:
-            try:
-                if httpx.get(f"{base}/documents", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                time.sleep(0.5)
         pdf = _long_pdf(sample_pdf, tmp_path / "long.pdf")
         with open(pdf, "rb") as fh:
             job_id = httpx.post(

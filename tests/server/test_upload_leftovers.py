@@ -7,7 +7,6 @@ from __future__ import annotations
 import fcntl
 import os
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -18,21 +17,7 @@ from typing import Any
 
 import httpx
 import pytest
-
-SERVER = """
-import sys, uvicorn
-from clausewise.server.app import create_app
-from clausewise.stores.base import Stores
-from clausewise.stores.local import LocalBlobs
-uvicorn.run(create_app(stores=Stores(LocalBlobs(sys.argv[1])), page_processes=1), host="127.0.0.1",
-            port=int(sys.argv[2]), log_level="warning")
-"""
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+from helpers.serving import SERVER_SCRIPT, free_port, wait_until_up
 
 
 def _uploads(tmp: Path) -> list[Path]:
@@ -46,11 +31,11 @@ def test_upload_left_by_a_killed_server_is_removed_on_the_next_start(
     make_client: Callable[..., Any],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    tmp, store, port = tmp_path / "tmp", tmp_path / "store", _free_port()
+    tmp, store, port = tmp_path / "tmp", tmp_path / "store", free_port()
     tmp.mkdir()
     log = open(tmp_path / "server.log", "w")  # noqa: SIM115 - closed below
     server = subprocess.Popen(
-        [sys.executable, "-c", SERVER, str(store), str(port)],
+        [sys.executable, "-c", SERVER_SCRIPT, str(store), str(port)],
         env={**subprocess_env, "TMPDIR": str(tmp)},
         stdout=log,
         stderr=subprocess.STDOUT,
@@ -58,13 +43,7 @@ def test_upload_left_by_a_killed_server_is_removed_on_the_next_start(
     )
     try:
         base = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 90
-        while time.monotonic() < deadline:
-            try:
-                if httpx.get(f"{base}/documents", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                time.sleep(0.3)
+        wait_until_up(base, tmp_path / "server.log")
         with open(sample_pdf, "rb") as fh:
             r = httpx.post(f"{base}/documents", files={"file": ("code.pdf", fh, "application/pdf")}, timeout=60)
         assert r.status_code == 202, r.text
