@@ -50,7 +50,6 @@ import ctypes
 import ctypes.util
 import glob
 import hashlib
-import multiprocessing
 import os
 import re
 import shutil
@@ -60,14 +59,14 @@ import threading
 import time
 import unicodedata
 from collections.abc import Callable, Iterable
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Future, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from pathlib import Path
 
 import pymupdf
 
-from clausewise.pdf import MUPDF_LOCK
+from clausewise.pdf import MUPDF_LOCK, WorkerPool, worker_document
 
 LANG = "eng"
 OCR_DPI = 200  # the most a page is rendered at (PyMuPDF's Tesseract: always)
@@ -585,65 +584,22 @@ def write_copy(src: str, ocred: dict[int, tuple[bytes, bool]], out: Path) -> Non
 
 # ---------------------------------------------------------------- pages in worker processes
 
-_pool: ProcessPoolExecutor | None = None
-_pool_lock = threading.Lock()
-_pool_size = 0
-_pool_broken = False
-_worker_docs: dict[tuple[str, int, int], pymupdf.Document] = {}
 
-
-def _worker_start(parent: int) -> None:
+def _one_thread() -> None:
     """An OCR worker runs one page at a time on one core: the system Tesseract's OpenMP threads are
-    held to one (set before the library loads; the workers are the parallelism). Workers end when
-    the ingest that started them is killed (they would be orphans)."""
+    held to one (set before the library loads; the workers are the parallelism)."""
     os.environ["OMP_THREAD_LIMIT"] = "1"
 
-    def watch() -> None:
-        while True:
-            if os.getppid() != parent:
-                os._exit(0)
-            time.sleep(0.5)
 
-    threading.Thread(target=watch, daemon=True).start()
+_POOL = WorkerPool(setup=_one_thread)
 
 
 def _ocr_in_worker(
     path: str, pno: int, tessdata: str, replace: bool, dpi: int | None, engine: str
 ) -> tuple[int, bytes, bool, float]:
-    stat = Path(path).stat()
-    key = (path, stat.st_mtime_ns, stat.st_size)
-    doc = _worker_docs.get(key)
-    if doc is None:
-        for old in _worker_docs.values():
-            old.close()
-        _worker_docs.clear()
-        doc = _worker_docs[key] = pymupdf.open(path)
     cpu = time.process_time()
-    data, replaced = ocr_page(doc, pno, tessdata, replace=replace, dpi=dpi, engine=engine)
+    data, replaced = ocr_page(worker_document(path), pno, tessdata, replace=replace, dpi=dpi, engine=engine)
     return pno, data, replaced, time.process_time() - cpu
-
-
-def _shutdown_pool() -> None:
-    global _pool
-    if _pool is not None:
-        _pool.shutdown(wait=False, cancel_futures=True)
-        _pool = None
-
-
-def _get_pool(processes: int) -> ProcessPoolExecutor:
-    global _pool, _pool_size
-    with _pool_lock:
-        if _pool is None or _pool_size != processes:
-            _shutdown_pool()
-            _pool_size = processes
-            _pool = ProcessPoolExecutor(
-                processes,
-                mp_context=multiprocessing.get_context("spawn"),
-                initializer=_worker_start,
-                initargs=(os.getpid(),),
-            )
-            atexit.register(_shutdown_pool)
-        return _pool
 
 
 @dataclass
@@ -673,7 +629,6 @@ def run_ocr(
     page's own, see :func:`page_dpi`) and ``engine``: see :func:`recognise`."""
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {ENGINES}, not {engine!r}")
-    global _pool_broken
     todo, keep, tessdata = list(pages), set(replace), str(tessdata)
     done: dict[int, PageOcr] = {}
 
@@ -682,10 +637,10 @@ def run_ocr(
         if on_page is not None:
             on_page(result)
 
-    if processes > 1 and not _pool_broken and todo:
+    if processes > 1 and not _POOL.broken and todo:
         try:
             try:
-                pool = _get_pool(processes)
+                pool = _POOL.get(processes)
             except (RuntimeError, OSError) as exc:
                 raise BrokenProcessPool(str(exc)) from exc
             # at most two pages queued per worker: a cancelled run leaves little behind
@@ -710,8 +665,7 @@ def run_ocr(
                         finish(PageOcr(pno, None, False, 0.0, _one_line(exc)))
             return done
         except BrokenProcessPool:
-            _pool_broken = True
-            _shutdown_pool()
+            _POOL.mark_broken()
     with MUPDF_LOCK:
         doc = pymupdf.open(path)
     try:

@@ -7,13 +7,8 @@ the rendered page, and linked to the number and title of their caption.
 
 from __future__ import annotations
 
-import atexit
-import multiprocessing
-import os
 import re
-import threading
 import time
-from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -21,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import pymupdf
 
 from clausewise.keys import clean_number
-from clausewise.pdf import MUPDF_LOCK, open_pdf
+from clausewise.pdf import MUPDF_LOCK, WorkerPool, open_pdf, worker_document
 
 if TYPE_CHECKING:  # page workers import this module: keep LangGraph out of their start-up
     from clausewise.graph.state import PageTask
@@ -879,65 +874,23 @@ def _column_of(box: list[float], groups: list[list[dict[str, Any]]], rect: Any) 
 
 
 # ---- page workers in processes: MuPDF and the layout model hold the GIL, so threads cannot share
-# the two cores; a small pool of spawned processes can (each opens the PDF once and caches it).
-_pool: ProcessPoolExecutor | None = None
-_pool_lock = threading.Lock()
-_pool_broken = False
-_worker_docs: dict[tuple[str, int, int], pymupdf.Document] = {}
-
-
-def _exit_with_parent(parent: int) -> None:
-    """Page workers end when the ingest that started them is killed (they would be orphans)."""
-
-    def watch() -> None:
-        while True:
-            if os.getppid() != parent:
-                os._exit(0)
-            time.sleep(0.5)
-
-    threading.Thread(target=watch, daemon=True).start()
+# the two cores; a small pool of spawned processes can (each opens the PDF once and keeps it).
+_POOL = WorkerPool()
 
 
 def _extract_in_worker(path: str, pno: int, crop: bool) -> dict[str, Any]:
-    stat = Path(path).stat()
-    key = (path, stat.st_mtime_ns, stat.st_size)
-    doc = _worker_docs.get(key)
-    if doc is None:
-        for old in _worker_docs.values():
-            old.close()
-        _worker_docs.clear()
-        doc = _worker_docs[key] = pymupdf.open(path)
-    return read_page(doc, pno, crop=crop)
-
-
-def _shutdown_pool() -> None:
-    global _pool
-    if _pool is not None:
-        _pool.shutdown(wait=False, cancel_futures=True)
-        _pool = None
+    return read_page(worker_document(path), pno, crop=crop)
 
 
 def read_page_pooled(path: str, pno: int, *, crop: bool, processes: int) -> dict[str, Any]:
     """:func:`read_page` in one of ``processes`` worker processes (in this process when <= 1, or
     when worker processes cannot start, e.g. from a script without a ``__main__`` guard)."""
-    global _pool, _pool_broken
-    if processes <= 1 or _pool_broken:
+    if processes <= 1 or _POOL.broken:
         return read_page(open_pdf(path), pno, crop=crop)
-    with _pool_lock:
-        if _pool is None or _pool._max_workers != processes:
-            _shutdown_pool()
-            _pool = ProcessPoolExecutor(
-                processes,
-                mp_context=multiprocessing.get_context("spawn"),
-                initializer=_exit_with_parent,
-                initargs=(os.getpid(),),
-            )
-            atexit.register(_shutdown_pool)
-        pool = _pool
     try:
-        return pool.submit(_extract_in_worker, path, pno, crop).result()
+        return _POOL.get(processes).submit(_extract_in_worker, path, pno, crop).result()
     except BrokenProcessPool:
-        _pool_broken = True
+        _POOL.mark_broken()
         return read_page_pooled(path, pno, crop=crop, processes=1)
     except Exception as exc:  # a page MuPDF cannot read: one line, not the worker's traceback
         first = (str(exc).strip().splitlines() or [""])[0][:160]

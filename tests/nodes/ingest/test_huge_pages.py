@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pymupdf
@@ -62,8 +63,7 @@ def test_an_unreadable_page_is_one_clear_line(cli: Any, tmp_path: Path, monkeypa
         raise RuntimeError("code=4: FzErrorLimit: pixmap too large\n  deep frames ...")
 
     pool = ThreadPoolExecutor(max_workers=2)  # stands in for the process pool, so the patch reaches it
-    monkeypatch.setattr(extract_page, "_pool", pool)
-    monkeypatch.setattr(extract_page, "_pool_broken", False)
+    monkeypatch.setattr(extract_page, "_POOL", SimpleNamespace(broken=False, get=lambda processes: pool))
     monkeypatch.setattr(extract_page, "_extract_in_worker", broken)
     with pytest.raises(extract_page.PageError, match=r"huge.pdf: page 1 cannot be read \(RuntimeError: code=4"):
         extract_page.read_page_pooled(str(path), 0, crop=True, processes=2)
