@@ -291,7 +291,7 @@ def _clauses(sentence: str) -> list[str]:
 
 def _leans_on_context(part: str) -> bool:
     content = [w for w in _WORD.findall(part) if w.lower() not in STOPWORDS and len(w) > 1 and not w.isdigit()]
-    return len(content) < 2 or _ANAPHOR.search(part) is not None or _ASIDE.match(part) is not None
+    return not content or _ANAPHOR.search(part) is not None or _ASIDE.match(part) is not None
 
 
 class OfflineQueryTasks:
@@ -326,7 +326,7 @@ class OfflineQueryTasks:
     def decompose(self, question: str) -> list[str]:
         """Standalone sub-questions: the question's sentences, its enumerated parts ("(a) ... and (b)
         ...", each with the words before the first mark) and its coordinated questions ("..., and
-        which ..."). A part that leans on another (a pronoun, or fewer than two content words: "what
+        which ..."). A part that leans on another (a pronoun, or no content word: "what
         part of the code should I refer to?") carries the nearest earlier self-contained part in
         brackets, so that it can be searched on its own."""
         sentences = [p.strip() for p in re.split(r"(?<=[?])\s+|(?<=\.)\s+(?=[A-Z])", question) if p.strip()]

@@ -60,3 +60,4 @@ def test_offline_decomposition_gives_standalone_parts() -> None:
         "What about debris (What force acts on the pier)"
     )
     assert tasks.decompose("What density for reinforced concrete?") == ["What density for reinforced concrete?"]
+    assert tasks.decompose("What is sk? What is Ce?") == ["What is sk?", "What is Ce?"]  # a symbol is content
