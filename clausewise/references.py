@@ -48,6 +48,7 @@ _NEIGHBOUR = re.compile(
     r"(?:the )?following (?:table|figure|expression|clauses?|paragraphs?))\b",
     re.I,
 )
+MIN_NUMBERED_PARAGRAPHS = 20  # as merge-sections asks of a run of numbered paragraphs
 _CUE = re.compile(r"(see|in|given in|according to|accordance with|defined in|from|of|to|and|using|with|by)\s*$", re.I)
 
 
@@ -232,8 +233,16 @@ def spot_references(doc: DocId, section: Section, known: set[str]) -> list[dict[
         else:
             add(text[span[0] : end], (span[0], end), object_key(found, best[1]), best[0], found)
     wide_kinds = {split_key(k)[2].split("_")[0] for k in known if re.search(r"\d-\d|[A-Z]-\d|\)$", split_key(k)[2])}
+    # a document whose sections are numbered paragraphs ("126"): "see paragraph 46" names one, and
+    # "paragraphs 580-597" the first of a run
+    paragraphs = sum(1 for k in known if split_key(k)[2].isdigit()) >= MIN_NUMBERED_PARAGRAPHS
     for m in _WIDE_OBJECT_REF.finditer(text):
         number = m.group("num")
+        first = re.fullmatch(r"(\d{1,4})(?:-\d{1,4})?", number)
+        if paragraphs and m.group("kind").lower().startswith("paragraph") and first:
+            if object_key(doc, first.group(1)) in known:  # "paragraphs 580-597": where to start reading
+                add(m.group(0), m.span(), object_key(doc, first.group(1)), "clause")
+            continue
         if not re.search(r"\d-\d|[A-Z]-\d|\(|\d{3}", number):
             continue  # the usual "Table 5.1": the rules below
         code = _wide_target(m.group("kind"), number)

@@ -213,3 +213,21 @@ def test_hyphens_stay_ranges_where_the_document_has_no_hyphen_numbers() -> None:
     known = {"CEN_EN1991-1-3_table_5.1", "CEN_EN1991-1-3_table_5.2"}
     refs = spot_references(doc, {"key": "CEN_EN1991-1-3_x", "text": "see Tables 5.1-5.2"}, known)
     assert {r["target"] for r in refs} == known
+
+
+def test_numbered_paragraphs_are_referenced_where_the_document_has_them() -> None:
+    """In a document whose sections are numbered paragraphs, "see paragraph 46" names paragraph 46 and
+    "paragraphs 580-597" the first of the run; in a code with a handful of top-level clauses,
+    "paragraph 4" is not taken for clause 4."""
+    doc = DocId("HSE", "HSG150")
+    known = {f"HSE_HSG150_{n}" for n in range(1, 700)}
+    text = "Plan the work (see paragraph 46); emergency procedures are in paragraphs 580-597, not paragraph 900."
+    refs = spot_references(doc, {"key": "HSE_HSG150_12", "text": text}, known)
+    assert [(r["raw"], r["target"], r["resolved"]) for r in refs] == [
+        ("paragraph 46", "HSE_HSG150_46", True),
+        ("paragraphs 580-597", "HSE_HSG150_580", True),
+    ]
+    code = DocId("CEN", "EN1991-1-1")
+    clauses = {f"CEN_EN1991-1-1_{n}" for n in range(1, 8)}
+    refs = spot_references(code, {"key": "CEN_EN1991-1-1_x", "text": "as stated in paragraph 4 above"}, clauses)
+    assert [r["target"] for r in refs] == []
