@@ -49,13 +49,14 @@ import random
 import re
 import shutil
 import statistics
-import struct
 import sys
 import tempfile
 import time
 import unicodedata
 from collections import Counter
 from pathlib import Path
+
+from clausewise.ocr import with_page_segmentation
 
 HERE = Path(__file__).resolve().parent
 PUBLIC = HERE.parent.parent / "shared" / "corpus" / "public"
@@ -111,22 +112,9 @@ def tessdata_with_psm(src: str, lang: str, psm: int, dest: Path) -> str:
     the API default 6 (one uniform block: two columns are read straight across). PyMuPDF has no
     parameter for it; a config entry inside the traineddata (component 0, as combine_tessdata -o
     writes it) is read at Init and is the one way in. File layout: int32 n, int64 offsets[n], data."""
-    data = (Path(src) / f"{lang}.traineddata").read_bytes()
-    n = struct.unpack_from("<i", data)[0]
-    offsets = struct.unpack_from(f"<{n}q", data, 4)
-    present = sorted((o, i) for i, o in enumerate(offsets) if o >= 0)
-    parts = {
-        i: data[o : (present[k + 1][0] if k + 1 < len(present) else len(data))] for k, (o, i) in enumerate(present)
-    }
-    parts[0] = parts.get(0, b"") + f"\ntessedit_pageseg_mode {psm}\n".encode()
-    out = bytearray(4 + 8 * n)
-    new = [-1] * n
-    for i in sorted(parts):
-        new[i] = len(out)
-        out += parts[i]
-    struct.pack_into(f"<i{n}q", out, 0, n, *new)
+    data = with_page_segmentation((Path(src) / f"{lang}.traineddata").read_bytes(), psm)
     dest.mkdir(parents=True, exist_ok=True)
-    (dest / f"{lang}.traineddata").write_bytes(bytes(out))
+    (dest / f"{lang}.traineddata").write_bytes(data)
     return str(dest)
 
 

@@ -3,12 +3,17 @@ in a process of its own (to be killed, or measured) from ``SERVER_SCRIPT``."""
 
 from __future__ import annotations
 
+import os
+import signal
 import socket
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import httpx
@@ -62,3 +67,33 @@ def wait_until_up(url: str, log: Path, headers: dict[str, str] | None = None, se
         except httpx.HTTPError:
             time.sleep(0.3)
     raise AssertionError(f"the server did not come up:\n{log.read_text()}")
+
+
+@contextmanager
+def server_process(
+    store: Path, log: Path, env: dict[str, str], *args: str, headers: dict[str, str] | None = None
+) -> Iterator[SimpleNamespace]:
+    """``SERVER_SCRIPT`` over ``store`` in a process group of its own (the server and its page workers,
+    so a test can SIGKILL them all: ``os.killpg(server.proc.pid, ...)``), its output in ``log``; yields
+    ``proc``, ``port`` and ``url`` once it answers. Whatever is still running at the end is stopped."""
+    port = free_port()
+    with open(log, "w") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-c", SERVER_SCRIPT, str(store), str(port), *args],
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        try:
+            url = f"http://127.0.0.1:{port}"
+            wait_until_up(url, log, headers=headers)
+            yield SimpleNamespace(proc=proc, port=port, url=url)
+        finally:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGTERM)
+                try:
+                    proc.wait(timeout=30)
+                except subprocess.TimeoutExpired:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                    proc.wait()

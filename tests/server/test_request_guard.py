@@ -10,8 +10,6 @@ from __future__ import annotations
 import os
 import select
 import socket
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,7 +18,7 @@ from types import SimpleNamespace
 import httpx
 import psutil
 import pytest
-from helpers.serving import SERVER_SCRIPT, free_port, wait_until_up
+from helpers.serving import server_process
 
 KEY = "guard-key"
 MB = 1024 * 1024
@@ -31,26 +29,11 @@ def server(tmp_path_factory: pytest.TempPathFactory, subprocess_env: dict[str, s
     root = tmp_path_factory.mktemp("guard")
     tmp = root / "tmp"
     tmp.mkdir()
-    port = free_port()
-    log = open(root / "server.log", "w")  # noqa: SIM115 - closed below
-    proc = subprocess.Popen(
-        [sys.executable, "-c", SERVER_SCRIPT, str(root / "store"), str(port), KEY, "5"],
-        env={**subprocess_env, "TMPDIR": str(tmp)},
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    try:
-        url = f"http://127.0.0.1:{port}"
-        wait_until_up(url, root / "server.log", headers={"X-API-Key": KEY})
-        yield SimpleNamespace(port=port, url=url, proc=psutil.Process(proc.pid), tmp=tmp, log=root / "server.log")
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        log.close()
+    env = {**subprocess_env, "TMPDIR": str(tmp)}
+    with server_process(root / "store", root / "server.log", env, KEY, "5", headers={"X-API-Key": KEY}) as server:
+        yield SimpleNamespace(
+            port=server.port, url=server.url, proc=psutil.Process(server.proc.pid), tmp=tmp, log=root / "server.log"
+        )
 
 
 def _rss_mb(server: SimpleNamespace) -> float:

@@ -6,15 +6,13 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pymupdf
-from helpers.serving import SERVER_SCRIPT, free_port, wait_until_up
+from helpers.serving import server_process
 
 from clausewise.stores.base import Stores
 from clausewise.stores.local import LocalBlobs
@@ -32,18 +30,9 @@ def _long_pdf(sample: Path, path: Path, copies: int = 12) -> Path:
 def test_sigkill_mid_ingest_leaves_no_half_document(
     tmp_path: Path, sample_pdf: Path, subprocess_env: dict[str, str], make_client: Any
 ) -> None:
-    store, port = tmp_path / "store", free_port()
-    log = open(tmp_path / "server.log", "w")  # noqa: SIM115 - closed below
-    server = subprocess.Popen(
-        [sys.executable, "-c", SERVER_SCRIPT, str(store), str(port)],
-        env=subprocess_env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    try:
-        base = f"http://127.0.0.1:{port}"
-        wait_until_up(base, tmp_path / "server.log")
+    store = tmp_path / "store"
+    with server_process(store, tmp_path / "server.log", subprocess_env) as server:
+        base = server.url
         deadline = time.monotonic() + 90
         pdf = _long_pdf(sample_pdf, tmp_path / "long.pdf")
         with open(pdf, "rb") as fh:
@@ -58,12 +47,8 @@ def test_sigkill_mid_ingest_leaves_no_half_document(
             if status["status"] in ("done", "failed"):
                 break
             time.sleep(0.1)
-        os.killpg(server.pid, signal.SIGKILL)  # the server and its page workers, mid-ingest
-        server.wait(timeout=30)
-    finally:
-        if server.poll() is None:
-            os.killpg(server.pid, signal.SIGKILL)
-        log.close()
+        os.killpg(server.proc.pid, signal.SIGKILL)  # the server and its page workers, mid-ingest
+        server.proc.wait(timeout=30)
 
     restarted = make_client(store)  # a new server over the same store
     job = restarted.get(f"/jobs/{job_id}").json()

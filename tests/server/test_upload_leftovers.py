@@ -7,8 +7,6 @@ from __future__ import annotations
 import fcntl
 import os
 import signal
-import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -17,7 +15,7 @@ from typing import Any
 
 import httpx
 import pytest
-from helpers.serving import SERVER_SCRIPT, free_port, wait_until_up
+from helpers.serving import server_process
 
 
 def _uploads(tmp: Path) -> list[Path]:
@@ -31,29 +29,14 @@ def test_upload_left_by_a_killed_server_is_removed_on_the_next_start(
     make_client: Callable[..., Any],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    tmp, store, port = tmp_path / "tmp", tmp_path / "store", free_port()
+    tmp, store = tmp_path / "tmp", tmp_path / "store"
     tmp.mkdir()
-    log = open(tmp_path / "server.log", "w")  # noqa: SIM115 - closed below
-    server = subprocess.Popen(
-        [sys.executable, "-c", SERVER_SCRIPT, str(store), str(port)],
-        env={**subprocess_env, "TMPDIR": str(tmp)},
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    try:
-        base = f"http://127.0.0.1:{port}"
-        wait_until_up(base, tmp_path / "server.log")
+    with server_process(store, tmp_path / "server.log", {**subprocess_env, "TMPDIR": str(tmp)}) as server:
         with open(sample_pdf, "rb") as fh:
-            r = httpx.post(f"{base}/documents", files={"file": ("code.pdf", fh, "application/pdf")}, timeout=60)
+            r = httpx.post(f"{server.url}/documents", files={"file": ("code.pdf", fh, "application/pdf")}, timeout=60)
         assert r.status_code == 202, r.text
-        os.killpg(server.pid, signal.SIGKILL)  # the server and its page workers, while the job runs
-        server.wait(timeout=30)
-    finally:
-        if server.poll() is None:
-            os.killpg(server.pid, signal.SIGKILL)
-            server.wait()
-        log.close()
+        os.killpg(server.proc.pid, signal.SIGKILL)  # the server and its page workers, while the job runs
+        server.proc.wait(timeout=30)
     [left] = _uploads(tmp)
     assert list(left.rglob("*.pdf")), "the killed server's upload should still be there"
 
