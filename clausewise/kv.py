@@ -86,17 +86,27 @@ def remove_kv_sources(kv: dict[str, Any], doc_key: str) -> dict[str, Any]:
     return out
 
 
-def equivalents_in(kv: dict[str, Any], lowered_words: list[str], per_term: int = 8) -> list[tuple[str, str]]:
-    """(term, equivalent text) for every kv term the words contain ("dead load" -> "self-weight",
-    "Ce" -> "exposure coefficient"); definitions are not equivalents."""
-    text = " " + " ".join(lowered_words) + " "
+def equivalents_in(
+    kv: dict[str, Any], words: list[str], per_term: int = 8, ignore: frozenset[str] = frozenset()
+) -> list[tuple[str, str]]:
+    """(term, equivalent text) for every kv term the question's words contain ("dead load" ->
+    "self-weight", "Ce" -> "exposure coefficient"); definitions are not equivalents. A thesaurus term
+    matches in any case; a term a document defines (a symbol) only as written, so "To" (a temperature)
+    is not the word "to". A term that is one of the ``ignore`` words (stopwords) never matches."""
+    lowered = " " + " ".join(w.lower() for w in words) + " "
+    written = " " + " ".join(words) + " "
     out = []
     for key, entry in kv.items():
-        if len(key) < 2 or f" {key} " not in text and not (len(key) > 4 and key in text):
+        if len(key) < 2 or key in ignore:
             continue
-        for eq in entry.get("equivalents", [])[:per_term]:
-            if eq.get("type") != "definition":
-                out.append((key, eq["text"]))
+        equivalents = [eq for eq in entry.get("equivalents", [])[:per_term] if eq.get("type") != "definition"]
+        if not equivalents:
+            continue
+        thesaurus = all(eq.get("source") == THESAURUS_SOURCE for eq in equivalents)
+        text, term = (lowered, key) if thesaurus else (written, entry.get("term") or key)
+        if f" {term} " not in text and not (len(term) > 4 and term in text):
+            continue
+        out.extend((key, eq["text"]) for eq in equivalents)
     return out
 
 

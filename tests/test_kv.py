@@ -7,10 +7,11 @@ from types import SimpleNamespace
 
 import pytest
 
-from clausewise.kv import merge_terms, remove_kv_sources, synonym_terms
+from clausewise.kv import equivalents_in, merge_terms, remove_kv_sources, synonym_terms
 from clausewise.stores import Stores
 from clausewise.stores.local import LocalBlobs
 from clausewise.tools.ingest_tasks import extract_terms
+from clausewise.tools.query_tasks import STOPWORDS
 
 DOC = "CEN_EN1991-9-9"
 
@@ -87,3 +88,24 @@ def test_remove_kv_sources_recomputes_conflicts() -> None:
     # a document whose key is a prefix of another's ("EN 1991-1-1" / "EN 1991-1-10") keeps the other's values
     kv2 = {"ce": {"term": "Ce", "equivalents": [], "values": [{"value": "1,0", "source": "CEN_EN1991-1-10_5.2"}]}}
     assert remove_kv_sources(kv2, "CEN_EN1991-1-1")["ce"]["values"] == kv2["ce"]["values"]
+
+
+def test_a_documents_symbol_matches_only_as_written_and_never_a_stopword() -> None:
+    """A symbol list's "To" (a temperature) is not the word "to", and a symbol list line read as
+    "the ..." gives no equivalent for every question; the thesaurus still matches in any case."""
+    kv = merge_terms(
+        {},
+        [
+            {"term": "To", "equivalent": "initial temperature", "source": "CEN_A_1.6"},
+            {"term": "the", "equivalent": "difference of average temperatures", "source": "CEN_A_1.6"},
+            {"term": "Ce", "equivalent": "exposure coefficient", "source": "CEN_A_1.6"},
+            *synonym_terms(),
+        ],
+    )
+    found = dict(
+        equivalents_in(kv, "Do I need to apply the Snow Load to the roof and Ce".split(), ignore=frozenset(STOPWORDS))
+    )
+    assert found.get("ce") == "exposure coefficient"
+    assert "to" not in found and "the" not in found
+    assert found.get("snow load") in {"snow loading", "action due to snow"}
+    assert "ce" not in dict(equivalents_in(kv, "how much ce is there".split()))  # symbols are case-sensitive

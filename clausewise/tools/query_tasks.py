@@ -120,7 +120,7 @@ def question_terms(question: str, vocab: Vocabulary, kv: dict[str, Any]) -> Term
         if a not in STOPWORDS and b not in STOPWORDS:
             terms.add(f"{stem(a)} {stem(b)}", vocab.idf(f"{stem(a)} {stem(b)}"), "question")
     # Equivalents from the kv store: "dead load" -> "self-weight", "Ce" -> "exposure coefficient".
-    for key, equivalent in equivalents_in(kv, lowered):
+    for key, equivalent in equivalents_in(kv, words, ignore=frozenset(STOPWORDS)):
         eq_stems = " ".join(tokens(equivalent)[:4])
         if eq_stems:
             terms.add(eq_stems, 0.8 * vocab.idf(eq_stems), f"kv:{key}")
