@@ -13,6 +13,7 @@ from typing import Any, Protocol
 from clausewise.keys import DocId, clean_number, find_designations, object_key
 from clausewise.references import spot_references
 from clausewise.tools.parallel import Usage, offline_usage
+from clausewise.tools.query_tasks import STOPWORDS as _STOPWORDS
 
 Section = dict[str, Any]
 
@@ -111,7 +112,10 @@ def find_precedence(doc: DocId, section: Section, known: set[str]) -> list[dict[
 
 
 # ---------------------------------------------------------------- kv terms
-_SYMBOL_LINE = re.compile(r"^(?P<sym>[^\s]{1,12})\s+(?P<meaning>[a-z][a-z ,()'/-]{4,120})$")
+_SYMBOL_LINE = re.compile(r"^(?P<sym>[^\s]{1,12})\s+(?P<meaning>[A-Za-z][A-Za-z ,()'/-]{4,120})$")
+# A word where a symbol should be: a line that lost its symbol ("snow load shape coefficient") or a
+# list's sub-heading ("Latin upper case letters").
+_WORD_NOT_SYMBOL = re.compile(r"[A-Z]?[a-z]{4,}|[a-z]+-[a-z-]+|.*[,;:]")
 _VALUE = re.compile(
     r"(?P<name>\b[A-Za-z][A-Za-z0-9,]{0,5})\s?=\s?(?P<value>[-+]?\d+(?:,\d+)?)(?P<unit>\s?(?:kN/m2|kN/m3|kN/m|kN|m|mm|°C|%))?(?![\d,])"
 )
@@ -127,7 +131,7 @@ def extract_terms(section: Section) -> list[dict[str, Any]]:
     if "symbol" in title:
         for line in text.split("\n")[1:]:
             m = _SYMBOL_LINE.match(line.strip())
-            if m:
+            if m and not _WORD_NOT_SYMBOL.fullmatch(m.group("sym")) and m.group("sym").lower() not in _STOPWORDS:
                 out.append({"term": m.group("sym"), "equivalent": m.group("meaning").strip(), "source": key})
     parent_title = section.get("parent_title", "").lower()
     if section["kind"] == "clause" and "definition" in parent_title and section.get("title"):

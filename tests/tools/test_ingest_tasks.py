@@ -153,3 +153,20 @@ def test_extract_terms_units() -> None:
     assert {"term": "Ce", "value": "1,0", "source": f"{DOC}_5.2"} in values
     assert {"term": "H", "value": "500 m", "source": f"{DOC}_5.2"} in values
     assert {"term": "psi0", "value": "0,7", "source": f"{DOC}_5.2"} in values
+
+
+def test_symbol_lists_with_capitalised_meanings_and_lines_that_lost_their_symbol() -> None:
+    """ "Ct Thermal coefficient" is a symbol; a sub-heading ("Latin upper case letters"), a line whose
+    symbol the scan lost ("snow load shape coefficient") and a stopword are not."""
+    terms = extract_terms(
+        {
+            "key": f"{DOC}_1.7",
+            "kind": "clause",
+            "title": "Symbols",
+            "text": "1.7 Symbols\nLatin upper case letters\nCt Thermal coefficient\n"
+            "Tmax maximum shade air temperature\nsnow load shape coefficient\n"
+            "the difference of average temperatures\nnon-linear part of the temperature",
+        }
+    )
+    assert {t["term"] for t in terms} == {"Ct", "Tmax"}
+    assert {"term": "Ct", "equivalent": "Thermal coefficient", "source": f"{DOC}_1.7"} in terms
