@@ -202,7 +202,9 @@ _SUMMARY = [
 def _summary_table(results: list[dict[str, Any]]) -> None:
     def value(s: dict[str, Any], field: str) -> str:
         if field == "references":
-            return f"{s.get('references_resolved')}/{s.get('references_unresolved')}"
+            shown = f"{s.get('references_resolved')}/{s.get('references_unresolved')}"
+            elsewhere = s.get("references_not_ingested")
+            return f"{shown} ({elsewhere} into documents not ingested)" if elsewhere else shown
         return str(s.get(field))
 
     if not _wide():

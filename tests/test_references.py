@@ -119,6 +119,9 @@ def test_summary_counts_match_the_references_store(store: Stores, sample_store: 
     assert summary["references"] == len(refs)
     assert summary["references_unresolved"] == sum(1 for r in refs if not r["resolved"])
     assert summary["references_internal"] == summary["references_resolved"]  # every internal reference resolved
+    # the sample cites EN 1990 and ISO 4355, which are not in its store
+    not_ingested = sum(1 for r in refs if not r["resolved"] and r.get("reason") == "document not ingested")
+    assert summary["references_not_ingested"] == not_ingested > 0
 
 
 # ---------------------------------------------------------------- references, synthetic

@@ -14,7 +14,7 @@ from clausewise.graph.state import IngestContext, IngestState
 from clausewise.keys import split_key
 from clausewise.kv import replace_document_terms
 from clausewise.nodes.ingest.deps import system_of
-from clausewise.references import doc_display, resolve_external
+from clausewise.references import NOT_INGESTED, doc_display, resolve_external
 from clausewise.stores import Stores, VectorIndex
 from clausewise.tools.query_tasks import section_frequencies
 
@@ -170,6 +170,8 @@ def summarise(
         "references_resolved": sum(1 for r in internal if r["resolved"]),
         "references_internal": len(internal),
         "references_unresolved": sum(1 for r in refs if not r["resolved"]),
+        # of those, into documents not in the store at commit (they resolve once those are ingested)
+        "references_not_ingested": sum(1 for r in refs if not r["resolved"] and r.get("reason") == NOT_INGESTED),
         "precedence_rules": sum(len(v) for v in precedence.values()),
         "kv_entries": sum(1 for t in state["terms"] if t["source"].startswith(doc_key + "_")),
         "chunks": len(state["chunks"]),
