@@ -9,6 +9,7 @@ An entry is ``term (lower case) -> {"term", "equivalents": [{"text", "source", "
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 THESAURUS_SOURCE = "builtin_thesaurus"
@@ -110,9 +111,12 @@ def equivalents_in(
     return out
 
 
-def recorded_conflicts(kv: dict[str, Any], passages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def recorded_conflicts(
+    kv: dict[str, Any], passages: list[dict[str, Any]], alike: Callable[[str, list[str]], bool] | None = None
+) -> list[dict[str, Any]]:
     """Terms the kv store recorded with differing values, where the passages use the term and quote
-    one of the sections that gave a value."""
+    one of the sections that gave a value; with ``alike``, only those it accepts for (term, sources):
+    a symbol recorded with another value elsewhere may name another quantity or another case."""
     used = {p["key"] for p in passages}
     text = " ".join(p["text"] for p in passages)
     conflicts = []
@@ -121,6 +125,8 @@ def recorded_conflicts(kv: dict[str, Any], passages: list[dict[str, Any]]) -> li
             continue
         sources = sorted({v["source"] for v in entry["values"]})
         if len(sources) > 1 and used & set(sources) and re.search(rf"(?<!\w){re.escape(entry['term'])}(?!\w)", text):
+            if alike is not None and not alike(entry["term"], sources):
+                continue
             conflicts.append(
                 {
                     "topic": f"{entry['term']} has differing recorded values",

@@ -18,6 +18,7 @@ from typing import Any, Literal, NotRequired, Protocol, TypedDict
 
 import snowballstemmer
 
+from clausewise.keys import split_key
 from clausewise.kv import equivalents_in, recorded_conflicts
 from clausewise.tools.parallel import Usage, offline_usage
 
@@ -210,25 +211,86 @@ class QueryTasks(Protocol):
 _SYMBOL_VALUE = re.compile(
     r"(?<![\w,])(?P<name>[A-Za-zψμγ][A-Za-z0-9,]{0,4})\s?=\s?(?P<value>[-+]?\d+(?:,\d+)?)(?![\d,])"
 )
+_CONTEXT_WORD = re.compile(r"[a-z]{3,}")
+_SENTENCE_END = re.compile(r"\.(?=\s)|\n(?=\(\d+\)|NOTE)")  # a full stop, or a numbered paragraph or NOTE begins
+_FUNCTION_WORDS = frozenset(
+    "the and for with from that this these those are was were been being which when where than then into onto per "
+    "its their there may shall should can could must not but also each any all other such has have had".split()
+)
+SAME_CASE = 0.5  # share of context words two statements of a value need in common to speak of one case
+
+
+@dataclass(frozen=True)
+class Statement:
+    """ "name = value" in a passage, with the words of its line: what the value is for."""
+
+    name: str
+    value: str
+    key: str
+    context: frozenset[str]
+
+
+def symbol_statements(passages: list[dict[str, Any]]) -> list[Statement]:
+    """Each "name = value" with the words of its sentence (of its row, in a table): what the value is for."""
+    out = []
+    for p in passages:
+        text = p["text"]
+        for m in _SYMBOL_VALUE.finditer(text):
+            line_start = text.rfind("\n", 0, m.start()) + 1
+            if text.startswith("|", line_start):  # a table row
+                start, end = line_start, text.find("\n", m.end())
+            else:
+                before = [b.end() for b in _SENTENCE_END.finditer(text, 0, m.start())]
+                start = before[-1] if before else 0
+                after = _SENTENCE_END.search(text, m.end())
+                end = after.start() if after else len(text)
+            sentence = text[start : end if end >= 0 else len(text)].lower()
+            name = m.group("name")
+            words = {w for w in _CONTEXT_WORD.findall(sentence) if w not in _FUNCTION_WORDS and w != name.lower()}
+            out.append(Statement(name, _number(m.group("value")), p["key"], frozenset(words)))
+    return out
+
+
+def _number(value: str) -> str:
+    """ "2,0" and "2" are one value."""
+    return f"{float(value.replace(',', '.')):g}".replace(".", ",")
+
+
+def same_case(a: Statement, b: Statement) -> bool:
+    """Two statements about the same case: their lines share most of their words ("Ce = 1,2 for
+    sheltered sites" and "Ce = 1,0 for sheltered sites"). A symbol's values for different cases (the
+    rows of a table, windward and leeward, another code's symbol of the same name) are not in conflict."""
+    if len(a.context) < 2 or len(b.context) < 2:
+        return False
+    return len(a.context & b.context) / len(a.context | b.context) >= SAME_CASE
 
 
 def find_conflicts(
     passages: list[dict[str, Any]], rules: list[dict[str, Any]], kv: dict[str, Any]
 ) -> list[dict[str, Any]]:
-    """One symbol given different values; a recommended value the National Annex may change; values
-    the kv store recorded as conflicting, where the passages use that term."""
-    values: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
-    for p in passages:
-        for m in _SYMBOL_VALUE.finditer(p["text"]):
-            values[m.group("name")][m.group("value")].add(p["key"])
+    """One symbol given different values for the same case in two sections; a recommended value the
+    National Annex may change; values the kv store recorded as conflicting, where the passages state them
+    for the same case in two documents."""
+    by_name: dict[str, list[Statement]] = defaultdict(list)
+    for st in symbol_statements(passages):
+        by_name[st.name].append(st)
     conflicts = []
-    for name, by_value in values.items():
-        keys = sorted({k for ks in by_value.values() for k in ks})
-        if len(by_value) > 1 and len(keys) > 1:
+    for name, statements in by_name.items():
+        clash = {
+            st
+            for a in statements
+            for b in statements
+            if a.key != b.key and a.value != b.value and same_case(a, b)
+            for st in (a, b)
+        }
+        if clash:
+            by_value: dict[str, set[str]] = defaultdict(set)
+            for st in clash:
+                by_value[st.value].add(st.key)
             conflicts.append(
                 {
                     "topic": f"{name} is given different values",
-                    "passages": keys,
+                    "passages": sorted({st.key for st in clash}),
                     "note": "; ".join(f"{name} = {v} in {', '.join(sorted(ks))}" for v, ks in sorted(by_value.items())),
                 }
             )
@@ -244,7 +306,13 @@ def find_conflicts(
                     "note": "the value given is a recommendation; the National Annex may set another",
                 }
             )
-    return conflicts + recorded_conflicts(kv, passages)
+    stated = {(c["topic"].split(" ", 1)[0]) for c in conflicts if c["topic"].endswith("is given different values")}
+
+    def across_documents(term: str, sources: list[str]) -> bool:
+        documents = {split_key(src)[1] for src in sources}
+        return term in stated and len(documents) > 1
+
+    return conflicts + recorded_conflicts(kv, passages, across_documents)
 
 
 SUMMARY_VALUES = 6

@@ -61,3 +61,77 @@ def test_offline_decomposition_gives_standalone_parts() -> None:
     )
     assert tasks.decompose("What density for reinforced concrete?") == ["What density for reinforced concrete?"]
     assert tasks.decompose("What is sk? What is Ce?") == ["What is sk?", "What is Ce?"]  # a symbol is content
+
+
+# ---------------------------------------------------------------- conflicts
+def _passage(key: str, text: str) -> dict[str, str]:
+    return {"key": key, "document": key.split("_")[1], "text": text}
+
+
+def test_a_symbol_given_two_values_for_the_same_case_is_a_conflict() -> None:
+    from clausewise.tools.query_tasks import find_conflicts
+
+    found = find_conflicts(
+        [
+            _passage("CEN_EN1991-9-9_5.2", "(7) Ce = 1,0 for normal topography.\n(8) Ct = 1,0."),
+            _passage("CEN_EN1991-9-9_A.1", "(2) For normal topography Ce = 0,9 should be used."),
+        ],
+        [],
+        {},
+    )
+    assert [(c["topic"], c["passages"]) for c in found] == [
+        ("Ce is given different values", ["CEN_EN1991-9-9_5.2", "CEN_EN1991-9-9_A.1"])
+    ]
+    assert "Ce = 0,9 in CEN_EN1991-9-9_A.1" in found[0]["note"]
+
+
+def test_values_for_different_cases_or_written_differently_are_not_conflicts() -> None:
+    """The rows of a table, a coefficient for two situations, another code's symbol of the same name and
+    "2" against "2,0" disagree about nothing."""
+    from clausewise.tools.query_tasks import find_conflicts
+
+    passages = [
+        _passage("CEN_EN1991-9-9_table_7.1", "| zone A | cpe = -1,2 |\n| zone B | cpe = -0,8 |"),
+        _passage(
+            "CEN_EN1991-9-9_3.1",
+            "(5) On the unexposed side of separating members the net heat flux is found with ac = 4 [W/m2K].",
+        ),
+        _passage(
+            "CEN_EN1991-9-9_3.3",
+            "(3) For the hydrocarbon curve the coefficient of heat transfer by convection is ac = 35 [W/m2K].",
+        ),
+        _passage("CEN_EN1991-9-8_5.2", "(8) The thermal coefficient Ct = 1,0 for roofs."),
+        _passage("CEN_EN1991-9-7_7.2", "(2) The drop Ct = 5 for the fence."),
+        _passage("CEN_EN1991-9-9_table_E.1", "| rectangular section | b = 2 |"),
+        _passage("CEN_EN1991-9-9_table_E.2", "| rectangular section | b = 2,0 |"),
+    ]
+    kv = {
+        "ct": {
+            "term": "Ct",
+            "values": [
+                {"value": "1,0", "source": "CEN_EN1991-9-8_5.2"},
+                {"value": "5", "source": "CEN_EN1991-9-7_7.2"},
+            ],
+            "equivalents": [],
+            "conflict": True,
+        }
+    }
+    assert find_conflicts(passages, [], kv) == []
+
+
+def test_a_value_recorded_differently_by_two_documents_shows_when_they_state_it_for_the_same_case() -> None:
+    from clausewise.kv import merge_terms
+    from clausewise.tools.query_tasks import find_conflicts
+
+    a, b = "CEN_EN1991-9-9_5.2", "BSI_NA-EN1991-9-9_NA.2"
+    kv = merge_terms({}, [{"term": "Ce", "value": "1,0", "source": a}, {"term": "Ce", "value": "0,9", "source": b}])
+    alike = [_passage(a, "(7) Ce = 1,0 for normal topography."), _passage(b, "NA.2 Ce = 0,9 for normal topography.")]
+    assert {c["topic"] for c in find_conflicts(alike, [], kv)} == {
+        "Ce is given different values",
+        "Ce has differing recorded values",
+    }
+    other_cases = [
+        _passage(a, "(7) Ce = 1,0 for normal topography."),
+        _passage(b, "NA.2 Ce = 0,9 for windswept sites."),
+    ]
+    assert find_conflicts(other_cases, [], kv) == []
