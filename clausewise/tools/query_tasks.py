@@ -212,7 +212,7 @@ _SYMBOL_VALUE = re.compile(
     r"(?<![\w,])(?P<name>[A-Za-zψμγ][A-Za-z0-9,]{0,4})\s?=\s?(?P<value>[-+]?\d+(?:,\d+)?)(?![\d,])"
 )
 _CONTEXT_WORD = re.compile(r"[a-z]{3,}")
-_SENTENCE_END = re.compile(r"\.(?=\s)|\n(?=\(\d+\)|NOTE)")  # a full stop, or a numbered paragraph or NOTE begins
+_STATEMENT_END = re.compile(r"\.(?=\s)|\n(?=\(\d+\)|NOTE)")  # a full stop, or a numbered paragraph or NOTE begins
 _FUNCTION_WORDS = frozenset(
     "the and for with from that this these those are was were been being which when where than then into onto per "
     "its their there may shall should can could must not but also each any all other such has have had".split()
@@ -240,9 +240,9 @@ def symbol_statements(passages: list[dict[str, Any]]) -> list[Statement]:
             if text.startswith("|", line_start):  # a table row
                 start, end = line_start, text.find("\n", m.end())
             else:
-                before = [b.end() for b in _SENTENCE_END.finditer(text, 0, m.start())]
+                before = [b.end() for b in _STATEMENT_END.finditer(text, 0, m.start())]
                 start = before[-1] if before else 0
-                after = _SENTENCE_END.search(text, m.end())
+                after = _STATEMENT_END.search(text, m.end())
                 end = after.start() if after else len(text)
             sentence = text[start : end if end >= 0 else len(text)].lower()
             name = m.group("name")
@@ -324,13 +324,16 @@ _SENTENCE_END = re.compile(r"(?<=[.;:])\s+(?=[A-Z(])")
 
 
 def value_statements(text: str) -> list[str]:
-    """Sentences and table rows of ``text`` that state a value, white space collapsed."""
+    """Sentences and table rows of ``text`` that state a value, white space collapsed. A sentence runs
+    over the printed lines of its paragraph ("(2) This Part does not apply ... unless" / "otherwise
+    specified.")."""
     out = []
-    for line in text.split("\n"):
-        if line.startswith("|"):
-            pieces = [" | ".join(c.strip() for c in line.strip("|").split("|") if c.strip())]
+    for a, b in units(text):
+        unit = text[a:b].strip("\n")
+        if unit.startswith("|"):
+            pieces = [" | ".join(c.strip() for c in row.strip("|").split("|") if c.strip()) for row in unit.split("\n")]
         else:
-            pieces = _SENTENCE_END.split(line)
+            pieces = _SENTENCE_END.split(" ".join(unit.split()))
         out += [" ".join(x.split()) for x in pieces if _VALUE.search(x) and len(x.split()) >= 2]
     return [x[:300] for x in out]
 

@@ -135,3 +135,17 @@ def test_a_value_recorded_differently_by_two_documents_shows_when_they_state_it_
         _passage(b, "NA.2 Ce = 0,9 for windswept sites."),
     ]
     assert find_conflicts(other_cases, [], kv) == []
+
+
+def test_the_summarys_value_sentences_run_over_their_printed_lines() -> None:
+    from clausewise.tools.query_tasks import value_statements
+
+    text = (
+        "1.1 Scope\n(1) This Part gives guidance.\n(2) This Part does not apply for sites at altitudes above\n"
+        "1 500 m, unless otherwise specified.\n| Category A | qk = 2,0 | 2,0 kN/m2 |\n| Category B | 3,0 kN/m2 |"
+    )
+    assert value_statements(text) == [
+        "(2) This Part does not apply for sites at altitudes above 1 500 m, unless otherwise specified.",
+        "Category A | qk = 2,0 | 2,0 kN/m2",
+        "Category B | 3,0 kN/m2",
+    ]
