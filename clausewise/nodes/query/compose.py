@@ -4,6 +4,7 @@ not, trace) and the engineer's brief in markdown."""
 from __future__ import annotations
 
 import base64
+import re
 import time
 from collections import defaultdict
 from typing import Any
@@ -11,6 +12,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from clausewise.graph.state import QueryContext, QueryState
+from clausewise.keys import split_key
 from clausewise.nodes.query.deps import QueryDeps, deps_of
 from clausewise.references import doc_display
 from clausewise.tools.parallel import map_ordered
@@ -20,6 +22,9 @@ MARKDOWN_PASSAGE_CHARS = 1_200  # longest quote of one passage in the brief
 MARKDOWN_FIGURES = 8  # figures and tables listed with their files in the brief
 MARKDOWN_UNRESOLVED = 12  # documents not ingested, listed in the brief
 MARKDOWN_RULES = 12  # precedence rules of the quoted passages in the brief
+# "national choice is allowed in 5.2(7) (listed in the foreword)": one of a list
+_LISTED = re.compile(r"^(.*\ballowed in )((?:Table|Figure|Expression) \S+|\S+)( .*)?$", re.S)
+_SENTENCE_START = re.compile(r"(?:(?<=[.;])\s+|(?=NOTE\b)|(?=\(\d+\)))")
 
 
 def compose(state: QueryState, runtime: Runtime[QueryContext]) -> dict[str, Any]:
@@ -136,8 +141,7 @@ def render_markdown(
     rules = [r for r in state.get("precedence") or [] if r["key"] in quoted]
     if rules:
         lines += ["", "### Precedence (quoted passages)"]
-        for r in _unique_rules(rules)[:MARKDOWN_RULES]:
-            lines.append(f"- **{r['key']}**: {r['rule']} (from {r['source_key']})")
+        lines += _precedence_lines(rules, passages)
     conflicts = [c for c in state.get("conflicts") or [] if quoted & set(c.get("passages") or [])]
     if conflicts:
         lines += ["", "### Conflicts (highlighted, not resolved)"]
@@ -185,13 +189,53 @@ def _rest_table(rest: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
-def _unique_rules(rules: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    seen, out = set(), []
+def _precedence_lines(rules: list[dict[str, Any]], passages: list[dict[str, Any]]) -> list[str]:
+    """Each rule once, in its source's words (the whole sentence, when the source is quoted), with the
+    quoted passages it governs (a table cited by a clause shares the clause's National Annex note); a
+    foreword's list of nationally determined parameters as one line per governed clause."""
+    by_key = {p["key"]: p for p in passages}
+
+    def name(key: str) -> str:
+        if key in by_key:
+            return f"{by_key[key]['document']} {by_key[key]['section']}"
+        try:
+            _, _, code = split_key(key)
+        except ValueError:
+            return key
+        return f"{doc_display(key.removesuffix('_' + code))} {code}".strip()
+
+    governed: dict[tuple[str, str], list[str]] = {}
     for r in rules:
-        if (r["key"], r["rule"]) not in seen:
-            seen.add((r["key"], r["rule"]))
-            out.append(r)
-    return out
+        keys = governed.setdefault((r.get("source_key") or r["key"], r["rule"]), [])
+        if r["key"] not in keys:
+            keys.append(r["key"])
+    listed: dict[tuple[str, str, str, tuple[str, ...]], list[str]] = {}
+    for (source, rule), keys in governed.items():
+        m = _LISTED.match(rule)
+        head, item, tail = (m.group(1), m.group(2), m.group(3)) if m else (rule, "", "")
+        listed.setdefault((source, head, tail, tuple(keys)), []).append(item)
+    lines = []
+    for (source, head, tail, keys), items in list(listed.items())[:MARKDOWN_RULES]:
+        rule = f"{head}{', '.join(items)}{tail}"
+        words = _sentence_of(by_key[source]["text"], rule) if source in by_key else rule
+        others = [name(k) for k in keys if k != source]
+        governs = f" (governs {', '.join(others)})" if others else ""
+        lines.append(f"- **{name(source)}**: {' '.join(words.split())}{governs}")
+    if len(listed) > MARKDOWN_RULES:
+        lines.append(f"- {len(listed) - MARKDOWN_RULES} more, in the JSON answer")
+    return lines
+
+
+def _sentence_of(text: str, fragment: str) -> str:
+    """The sentence of ``text`` that holds ``fragment`` ("may be given in the National Annex." ->
+    "NOTE The values of cdir may be given in the National Annex."); the fragment when it is not there."""
+    flat, piece = " ".join(text.split()), " ".join(fragment.split())
+    at = flat.find(piece)
+    if at < 0:
+        return fragment
+    starts = [m.end() for m in _SENTENCE_START.finditer(flat, 0, at + 1)]
+    start = starts[-1] if starts else 0
+    return flat[start : at + len(piece)].strip()
 
 
 def _passage_md(p: dict[str, Any], limit: int) -> list[str]:

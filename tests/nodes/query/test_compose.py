@@ -96,3 +96,35 @@ def test_offline_describes_no_figure(sample_store: SimpleNamespace, embedder: An
     assert image["id"] == figure
     assert "description" not in image and "png" not in image and "kind" not in image
     assert out["trace"]["llm_calls"] == 0
+
+
+def test_precedence_in_the_brief_gives_each_rule_once_in_its_sources_words() -> None:
+    """A clause's National Annex note that also governs the table it cites is one line, the whole
+    sentence of the note; a foreword's list of nationally determined parameters is one line."""
+    from clausewise.nodes.query.compose import _precedence_lines
+
+    clause, table, foreword = "CEN_EN1991-9-9_5.2", "CEN_EN1991-9-9_table_5.1", "CEN_EN1991-9-9_foreword"
+    passages = [
+        {
+            "key": clause,
+            "document": "EN 1991-9-9",
+            "section": "5.2",
+            "text": "(7) Ce should be taken from Table 5.1.\nNOTE The values of Ce may be given in the\n"
+            "National Annex.",
+        },
+        {"key": table, "document": "EN 1991-9-9", "section": "Table 5.1", "text": "| Windswept | 0,8 |"},
+    ]
+    note = "may be given in the National Annex."
+    listed = "national choice is allowed in {} (listed in the foreword)"
+    rules = [
+        {"key": clause, "rule": note, "source_key": clause},
+        {"key": table, "rule": note, "source_key": clause},
+        {"key": clause, "rule": listed.format("5.2(2)"), "source_key": foreword},
+        {"key": clause, "rule": listed.format("5.2(7)"), "source_key": foreword},
+    ]
+    assert _precedence_lines(rules, passages) == [
+        "- **EN 1991-9-9 5.2**: NOTE The values of Ce may be given in the National Annex. "
+        "(governs EN 1991-9-9 Table 5.1)",
+        "- **EN 1991-9-9 foreword**: national choice is allowed in 5.2(2), 5.2(7) (listed in the foreword) "
+        "(governs EN 1991-9-9 5.2)",
+    ]
