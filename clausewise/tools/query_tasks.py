@@ -325,17 +325,31 @@ _SENTENCE_END = re.compile(r"(?<=[.;:])\s+(?=[A-Z(])")
 
 def value_statements(text: str) -> list[str]:
     """Sentences and table rows of ``text`` that state a value, white space collapsed. A sentence runs
-    over the printed lines of its paragraph ("(2) This Part does not apply ... unless" / "otherwise
-    specified.")."""
+    on over a printed line break when the next line carries on in lower case ("... above 1 500 m,
+    unless" / "otherwise specified."); a line that starts otherwise (a symbol's definition, a formula)
+    stands alone."""
     out = []
-    for a, b in units(text):
-        unit = text[a:b].strip("\n")
-        if unit.startswith("|"):
-            pieces = [" | ".join(c.strip() for c in row.strip("|").split("|") if c.strip()) for row in unit.split("\n")]
+    for line in _continued_lines(text):
+        if line.startswith("|"):
+            pieces = [" | ".join(c.strip() for c in line.strip("|").split("|") if c.strip())]
         else:
-            pieces = _SENTENCE_END.split(" ".join(unit.split()))
+            pieces = _SENTENCE_END.split(line)
         out += [" ".join(x.split()) for x in pieces if _VALUE.search(x) and len(x.split()) >= 2]
     return [x[:300] for x in out]
+
+
+_DEFINES = re.compile(r"\S{1,8}\s+(?:is|are|=)\s")  # "k is a coefficient ...": a symbol's line
+
+
+def _continued_lines(text: str) -> list[str]:
+    lines: list[str] = []
+    for line in text.split("\n"):
+        runs_on = line[:1].islower() and not _DEFINES.match(line)
+        if lines and runs_on and not lines[-1].startswith("|") and not lines[-1].rstrip().endswith((".", ":")):
+            lines[-1] += " " + line
+        else:
+            lines.append(line)
+    return lines
 
 
 _ENUMERATION = re.compile(r"\(\s*(?:[a-h]|i{1,3}|iv|vi{0,3}|[1-9])\s*\)\s*")

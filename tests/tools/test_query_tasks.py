@@ -141,11 +141,14 @@ def test_the_summarys_value_sentences_run_over_their_printed_lines() -> None:
     from clausewise.tools.query_tasks import value_statements
 
     text = (
-        "1.1 Scope\n(1) This Part gives guidance.\n(2) This Part does not apply for sites at altitudes above\n"
-        "1 500 m, unless otherwise specified.\n| Category A | qk = 2,0 | 2,0 kN/m2 |\n| Category B | 3,0 kN/m2 |"
+        "1.1 Scope\n(1) This Part gives guidance.\n"
+        "(2) This Part does not apply for sites at altitudes above 1 500 m, unless\n"
+        "otherwise specified.\ny is the weight density of snow, taken as 2 kN/m3\nk is a coefficient\n"
+        "| Category A | qk = 2,0 | 2,0 kN/m2 |\n| Category B | 3,0 kN/m2 |"
     )
     assert value_statements(text) == [
         "(2) This Part does not apply for sites at altitudes above 1 500 m, unless otherwise specified.",
+        "y is the weight density of snow, taken as 2 kN/m3",  # a symbol's line does not run on into the next
         "Category A | qk = 2,0 | 2,0 kN/m2",
         "Category B | 3,0 kN/m2",
     ]
