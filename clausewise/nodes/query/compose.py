@@ -165,8 +165,8 @@ def render_markdown(
     if state.get("unfollowed_references"):
         n = len(state["unfollowed_references"])
         lines += ["", "### References listed, not followed (beyond the 3rd order)", f"{n}, in the JSON answer."]
-    lines += ["", "### Sources"]
-    for doc, pages in _sources(passages).items():
+    lines += ["", "### Sources (key and supporting passages)"]
+    for doc, pages in _sources([p for p in passages if p.get("tier") in ("key", "supporting")] or passages).items():
         lines.append(f"- {doc}: pages {', '.join(map(str, pages))}")
     return "\n".join(lines)
 

@@ -128,3 +128,17 @@ def test_precedence_in_the_brief_gives_each_rule_once_in_its_sources_words() -> 
         "- **EN 1991-9-9 foreword**: national choice is allowed in 5.2(2), 5.2(7) (listed in the foreword) "
         "(governs EN 1991-9-9 5.2)",
     ]
+
+
+def test_the_briefs_sources_are_the_pages_of_the_passages_it_asks_you_to_read() -> None:
+    from clausewise.nodes.query.compose import render_markdown
+
+    def passage(section: str, page: int, tier: str, document: str = "EN 1991-9-9") -> dict[str, Any]:
+        key = f"CEN_{document.replace(' ', '')}_{section}"
+        return {"key": key, "document": document, "section": section, "title": "", "page": page, "pages": [page],
+                "text": f"{section} text", "hop": 0, "via": "vector", "tier": tier, "rank": 1}  # fmt: skip
+
+    passages = [passage("5.2", 20, "key"), passage("6.1", 30, "supporting"), passage("1.1", 4, "background", "EN 9")]
+    brief = render_markdown({"search_question": "What is Ce?"}, passages, [], "summary")  # type: ignore[typeddict-item]
+    sources = brief.split("### Sources", 1)[1]
+    assert "EN 1991-9-9: pages 20, 30" in sources and "EN 9" not in sources
