@@ -345,6 +345,39 @@ def _is_bold(span: dict[str, Any]) -> bool:
     return bool(span.get("flags", 0) & 16) or bool(_BOLD_FONT.search(span.get("font", "")))
 
 
+# Symbol fonts put their glyphs in the private use area (U+F0xx): a list's ticks, crosses and bullets
+# would reach the text as unreadable code points. The marks lists are made of, by font and code.
+_DINGBATS = {
+    "wingdings": {
+        0x6C: "\u25cf",  # ● black circle
+        0x6E: "\u25a0",  # ■ black square
+        0x6F: "\u25a1",  # □ white square
+        0x71: "\u2751",  # ❑
+        0x75: "\u25c6",  # ◆
+        0x76: "\u2756",  # ❖
+        0xA7: "\u25aa",  # ▪ small black square
+        0xAB: "\u2605",  # ★ black star (a rating: "5★")
+        0xD8: "\u27a2",  # ➢
+        0xFB: "\u2717",  # ✗ ballot x
+        0xFC: "\u2713",  # ✓ check mark
+        0xFD: "\u2612",  # ☒
+        0xFE: "\u2611",  # ☑
+    },
+}
+_PRIVATE_USE = re.compile("[\uf000-\uf0ff]")
+
+
+def _span_text(span: dict[str, Any]) -> str:
+    """A span's text, a symbol font's private-use marks as the Unicode marks they draw ("\uf0fc" in
+    Wingdings is ✓); an unknown mark in a dingbat font is a bullet."""
+    text: str = span["text"]
+    font = str(span.get("font", "")).lower()
+    table = next((t for name, t in _DINGBATS.items() if name in font), None)
+    if table is None or not _PRIVATE_USE.search(text):
+        return text
+    return _PRIVATE_USE.sub(lambda m: table.get(ord(m.group(0)) - 0xF000, "\u2022"), text)
+
+
 def _page_lines(raw: dict[str, Any], turn: Any) -> list[dict[str, Any]]:
     """Text lines with their box and typography: font size, whether the line is bold, and the bold
     words a line opens with when the rest is not ("7.3.3 Terrain category. The ..." run-in heads)."""
@@ -352,7 +385,7 @@ def _page_lines(raw: dict[str, Any], turn: Any) -> list[dict[str, Any]]:
     for block in raw["blocks"]:
         for line in block.get("lines", []):
             spans = [sp for sp in line["spans"] if sp["text"].strip()]
-            text = re.sub(r"\s+", " ", "".join(span["text"] for span in line["spans"])).strip()
+            text = re.sub(r"\s+", " ", "".join(_span_text(span) for span in line["spans"])).strip()
             if not text or not spans:
                 continue
             box = pymupdf.Rect(line["bbox"]) * turn if turn is not None else line["bbox"]

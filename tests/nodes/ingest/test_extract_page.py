@@ -340,3 +340,20 @@ def test_parse_caption_other_styles(text: str, expected: tuple[str, str, str]) -
 )
 def test_parse_caption_rejects_lists_and_sentences(text: str) -> None:
     assert parse_caption(text) is None
+
+
+def test_a_symbol_fonts_private_use_marks_are_read_as_the_marks_they_draw() -> None:
+    """A tolerance guide marks defects with Wingdings crosses and accepted work with ticks (U+F0FB and
+    U+F0FC as the PDF stores them): the text keeps the difference. An unknown dingbat is a bullet; other
+    fonts' text is left alone."""
+    from clausewise.nodes.ingest.extract_page import _span_text
+
+    def span(text: str, font: str) -> dict[str, Any]:
+        return {"text": text, "font": font}
+
+    assert _span_text(span("\uf0fb", "Wingdings-Regular")) == "\u2717"
+    assert _span_text(span("\uf0fc ", "Wingdings-Regular")) == "\u2713 "
+    assert _span_text(span("5\uf0ab", "Wingdings-Regular")) == "5\u2605"
+    assert _span_text(span("\uf021", "Wingdings")) == "\u2022"
+    assert _span_text(span("\uf0fc", "Helvetica")) == "\uf0fc"
+    assert _span_text(span("Concrete floor", "Wingdings-Regular")) == "Concrete floor"
