@@ -178,6 +178,24 @@ def _ocr_variant(key: str, known: set[str]) -> str | None:
     return None
 
 
+_RANGE = re.compile(r"(?:\bto|-|–)\s*\(?\s*$")
+MAX_RANGE = 30  # "Tables 7.1 to 7.5": the members named in between, at most this many
+
+
+def _between(first: str, last: str) -> list[str]:
+    """The codes strictly between two ends of a range of one level: "table_7.1" .. "table_7.5" gives
+    7.2, 7.3, 7.4; "4.3" .. "4.7" gives 4.4 to 4.6; "580" .. "597" the paragraphs between."""
+    a, b = re.fullmatch(r"(.*?)(\d+)", first), re.fullmatch(r"(.*?)(\d+)", last)
+    if not a or not b or a.group(1) != b.group(1):
+        return []
+    lo, hi = int(a.group(2)), int(b.group(2))
+    return [f"{a.group(1)}{i}" for i in range(lo + 1, hi)] if 0 < hi - lo <= MAX_RANGE else []
+
+
+def _reference(raw: str, span: tuple[int, int], target: str, kind: str, doc: DocId) -> dict[str, Any]:
+    return {"raw": raw, "span": list(span), "kind": kind, "target": target, "document": doc.key, "resolved": True}
+
+
 def spot_references(doc: DocId, section: Section, known: set[str]) -> list[dict[str, Any]]:
     """Every reference in a section: objects, clauses, annexes, other documents, neighbours."""
     text: str = section["text"]
@@ -240,8 +258,12 @@ def spot_references(doc: DocId, section: Section, known: set[str]) -> list[dict[
         number = m.group("num")
         first = re.fullmatch(r"(\d{1,4})(?:-\d{1,4})?", number)
         if paragraphs and m.group("kind").lower().startswith("paragraph") and first:
-            if object_key(doc, first.group(1)) in known:  # "paragraphs 580-597": where to start reading
+            if object_key(doc, first.group(1)) in known:  # "paragraphs 580-597": each of the run
                 add(m.group(0), m.span(), object_key(doc, first.group(1)), "clause")
+                last = re.fullmatch(r"\d{1,4}-(\d{1,4})", number)
+                for code in _between(first.group(1), last.group(1)) + [last.group(1)] if last else []:
+                    if object_key(doc, code) in known:
+                        refs.append(_reference(m.group(0), m.span(), object_key(doc, code), "clause", doc))
             continue
         if not re.search(r"\d-\d|[A-Z]-\d|\(|\d{3}", number):
             continue  # the usual "Table 5.1": the rules below
@@ -257,9 +279,16 @@ def spot_references(doc: DocId, section: Section, known: set[str]) -> list[dict[
         head = (m.start(), m.end("first"))  # "Tables 5.1": the word and the first number
         add(text[head[0] : head[1]], head, object_key(doc, _target_code(kind, m.group("first"))), kind)
         more_start = m.start("more")
+        previous = m.group("first")
         for n in re.finditer(r"\(?\s?" + _NUMTOK + r"\s?\)?|[A-H]\b", m.group("more") or ""):
             span = (more_start + n.start(), more_start + n.end())  # "Tables 5.1 and 5.2": each its own span
             add(text[span[0] : span[1]], span, object_key(doc, _target_code(kind, n.group(0))), kind, maybe_clause=True)
+            if _RANGE.search(text[more_start + (n.start() - 4 if n.start() >= 4 else 0) : span[0]]):
+                # "Tables 7.1 to 7.5": the ones in between are named too
+                for code in _between(_target_code(kind, previous), _target_code(kind, n.group(0))):
+                    if object_key(doc, code) in known:
+                        refs.append(_reference(text[span[0] : span[1]], span, object_key(doc, code), kind, doc))
+            previous = n.group(0)
     for m in _ANNEX_PARA.finditer(text):
         add(m.group(0), m.span(), object_key(doc, f"annex_{m.group('letter')}"), "annex")
     for m in _BARE_CLAUSE.finditer(text):

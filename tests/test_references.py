@@ -164,6 +164,32 @@ def test_every_number_of_a_multiple_reference_is_a_reference(text: str, targets:
     assert {r["target"] for r in refs} == {f"{DOC}_{t}" for t in targets}
 
 
+def test_a_range_names_the_members_in_between() -> None:
+    """ "Tables 7.1 to 7.5" names Tables 7.2 to 7.4 too (those the document has), "clauses 4.3 to 4.7"
+    the clauses between; "Tables 5.1 and 5.2" names no others."""
+    known = {f"{DOC}_table_7.{n}" for n in range(1, 6) if n != 3} | {f"{DOC}_4.{n}" for n in range(1, 9)}
+    known |= {f"{DOC}_table_5.{n}" for n in range(1, 4)}
+    text = "The values in Tables 7.1 to 7.5 apply; see clauses 4.3 to 4.7 and Tables 5.1 and 5.3."
+    targets = [
+        r["target"].removeprefix(f"{DOC}_") for r in spot_references(DocId("CEN", "EN1991-9-9"), _section(text), known)
+    ]
+    assert sorted(targets) == sorted(
+        [
+            "table_7.1",
+            "table_7.5",
+            "table_7.2",
+            "table_7.4",
+            "4.3",
+            "4.7",
+            "4.4",
+            "4.5",
+            "4.6",
+            "table_5.1",
+            "table_5.3",
+        ]
+    )
+
+
 def test_neighbour_references() -> None:
     doc = DocId("CEN", "EN1991-9-9")
     section = _section(
@@ -220,15 +246,15 @@ def test_hyphens_stay_ranges_where_the_document_has_no_hyphen_numbers() -> None:
 
 def test_numbered_paragraphs_are_referenced_where_the_document_has_them() -> None:
     """In a document whose sections are numbered paragraphs, "see paragraph 46" names paragraph 46 and
-    "paragraphs 580-597" the first of the run; in a code with a handful of top-level clauses,
-    "paragraph 4" is not taken for clause 4."""
+    "paragraphs 580-597" each of the run; in a code with a handful of top-level clauses, "paragraph 4" is
+    not taken for clause 4."""
     doc = DocId("HSE", "HSG150")
     known = {f"HSE_HSG150_{n}" for n in range(1, 700)}
     text = "Plan the work (see paragraph 46); emergency procedures are in paragraphs 580-597, not paragraph 900."
     refs = spot_references(doc, {"key": "HSE_HSG150_12", "text": text}, known)
     assert [(r["raw"], r["target"], r["resolved"]) for r in refs] == [
         ("paragraph 46", "HSE_HSG150_46", True),
-        ("paragraphs 580-597", "HSE_HSG150_580", True),
+        *[("paragraphs 580-597", f"HSE_HSG150_{n}", True) for n in range(580, 598)],
     ]
     code = DocId("CEN", "EN1991-1-1")
     clauses = {f"CEN_EN1991-1-1_{n}" for n in range(1, 8)}
