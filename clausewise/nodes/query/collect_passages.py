@@ -7,7 +7,8 @@ qualifies a paragraph), and a short section (up to ``WHOLE_SECTION_CHARS``) whol
 One ranking for the whole answer, whatever route found a section. A section's score fuses what is
 known about it: its best chunk's vector similarity to the question (or any sub-question), how much
 of the question's terms (and their kv equivalents) its extract covers, how much of the answer its
-document holds, and the kind of section (contents pages and cover matter last). Support from the
+document holds, and the kind of section (contents pages and cover matter last, a bare heading after
+the sections with text). Support from the
 reference graph then lifts a section that a better one cites (a table a relevant clause points to
 inherits most of that clause's score), and each passage's cited tables, figures and expressions
 follow it in reading order. The first passages, up to ``KEY_PASSAGES`` or ``KEY_CHARS`` of text,
@@ -36,6 +37,7 @@ MAX_FOLLOWERS = 1  # cited objects placed right after a passage (more crowd out 
 COVERAGE_WEIGHT = 0.2
 DOCUMENT_WEIGHT = 0.2
 FRONT_PENALTY = 0.1
+HEADING_PENALTY = 0.3  # a heading with (almost) no text under it: nothing to read there
 CONTENTS_PENALTY = 1.0
 WHOLE_SECTION_CHARS = 2000  # a section this short is quoted whole: one clause, read as one
 BRIDGE_CHARS = 300  # a gap this short between two extracts (a NOTE, a line) is quoted with them
@@ -129,6 +131,8 @@ def rank(
             s -= CONTENTS_PENALTY
         elif p["kind"] == "front":
             s -= FRONT_PENALTY
+        if p["kind"] not in _OBJECTS and len(p["text"].partition("\n")[2].strip()) < HEADING_ONLY_CHARS:
+            s -= HEADING_PENALTY
         score[p["key"]] = s
     cites = {p["key"]: _cited(read, p["key"], set(keys)) for p in passages}
     for _ in range(3):  # support from the reference graph, to the 3rd order

@@ -86,6 +86,15 @@ def test_a_reference_to_a_clause_with_text_lifts_that_clause() -> None:
     assert {p["key"]: p["score"] for p in ranked}[k("5.3.1")] < 0.5
 
 
+def test_a_bare_heading_comes_after_the_sections_with_text() -> None:
+    """ "5.3 Roof shape coefficients" alone has nothing to read: a clause with text, a little less
+    similar to the question, comes first; the heading stays in the answer."""
+    heading = passage(k("5.3"))
+    similarity = {k("5.3"): 0.8, k("7.1"): 0.6}
+    ranked = rank(deps_with(similarity), {"search_question": "q"}, [heading, passage(k("7.1"))])  # type: ignore[arg-type]
+    assert [p["key"] for p in ranked] == [k("7.1"), k("5.3")]
+
+
 def test_a_short_section_is_quoted_whole_with_its_pages(sample_store: SimpleNamespace, embedder: Any) -> None:
     system = System(
         stores=sample_store.stores, embedder=embedder, query_tasks=OfflineQueryTasks(), cache_dir=Path("/x")
