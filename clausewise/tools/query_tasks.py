@@ -341,6 +341,17 @@ def value_statements(text: str) -> list[str]:
 _DEFINES = re.compile(r"\S{1,8}\s+(?:is|are|=)\s")  # "k is a coefficient ...": a symbol's line
 
 
+_PLAIN = re.compile(r"[\w\s.,;:()%°/=+\-–'’|]")
+_LONG_WORD = re.compile(r"[A-Za-z]{3,}")
+
+
+def legible(piece: str) -> bool:
+    """Text a reader can take in: words, numbers and ordinary punctuation (not a scan's debris,
+    "~±-f-r--~_ ~T, ~ T I ..,-----'--y-----.")."""
+    plain = sum(1 for ch in piece if _PLAIN.match(ch))
+    return plain >= 0.95 * len(piece) and len(_LONG_WORD.findall(piece)) >= 3 and "---" not in piece
+
+
 def _continued_lines(text: str) -> list[str]:
     lines: list[str] = []
     for line in text.split("\n"):
@@ -480,9 +491,13 @@ class OfflineQueryTasks:
         key = [p for p in passages if p.get("tier") == "key"] or passages[:10]
         wanted = {stem(w) for w in _WORD.findall(question) if w.lower() not in STOPWORDS and len(w) > 2}
         found: list[str] = []
+        seen: set[str] = set()
         for p in key:
+            if p.get("kind") == "figure":  # a drawing's labels, read by OCR, are not sentences
+                continue
             for piece in value_statements(p["text"]):
-                if wanted & set(tokens(piece)) and len(found) < SUMMARY_VALUES:
+                if wanted & set(tokens(piece)) and legible(piece) and piece not in seen and len(found) < SUMMARY_VALUES:
+                    seen.add(piece)
                     found.append(f"- {piece} ({p['document']} {p['section']}, p. {p['page']})")
         docs = Counter(p["document"] for p in passages)
         lead = ", ".join(f"{p['document']} {p['section']}" for p in key[:6])

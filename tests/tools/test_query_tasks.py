@@ -152,3 +152,20 @@ def test_the_summarys_value_sentences_run_over_their_printed_lines() -> None:
         "Category A | qk = 2,0 | 2,0 kN/m2",
         "Category B | 3,0 kN/m2",
     ]
+
+
+def test_the_summary_quotes_legible_sentences_once_and_not_a_drawings_labels() -> None:
+    from clausewise.tools.query_tasks import OfflineQueryTasks
+
+    def passage(section: str, kind: str, text: str) -> dict[str, object]:
+        return {"key": f"CEN_EN1991-9-9_{section}", "document": "EN 1991-9-9", "section": section, "kind": kind,
+                "page": 22, "text": text, "tier": "key"}  # fmt: skip
+
+    sentence = "For steel girders the maximum temperature may be reduced by 3 °C."
+    passages = [
+        passage("6.1", "clause", f"6.1 Temperature\n(1) {sentence}\n(2) ~T, ~ T I ..,-----'--y-----. 24 °C steel"),
+        passage("Figure 6.1", "figure", f"Figure 6.1 Temperature\n{sentence}\nsteel 40mm ~T,= 14 °C"),
+    ]
+    summary = OfflineQueryTasks().summarise("What steel temperature?", passages)
+    assert summary.count(sentence) == 1 and "(EN 1991-9-9 6.1, p. 22)" in summary
+    assert "~T" not in summary and "Figure 6.1," not in summary
