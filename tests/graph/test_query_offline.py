@@ -91,6 +91,9 @@ def test_precedence_notes_reach_the_answer(graph: Any) -> None:
     answer = ask(graph, "What are the recommended psi factors for leaf load?", thread="prec")
     assert answer["precedence"], "NDP and National Annex notes govern the psi-factor clauses"
     assert any(r["type"] in ("ndp", "national-annex", "recommended-value") for r in answer["precedence"])
+    # each rule comes with the sentence of its source that states it
+    assert all(" ".join(r["rule"].split()) in r["sentence"] for r in answer["precedence"])
+    assert any(len(r["sentence"]) > len(" ".join(r["rule"].split())) for r in answer["precedence"])
 
 
 def test_greeting_gets_a_short_reply_and_no_search(graph: Any) -> None:

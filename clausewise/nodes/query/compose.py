@@ -24,7 +24,6 @@ MARKDOWN_UNRESOLVED = 12  # documents not ingested, listed in the brief
 MARKDOWN_RULES = 12  # precedence rules of the quoted passages in the brief
 # "national choice is allowed in 5.2(7) (listed in the foreword)": one of a list
 _LISTED = re.compile(r"^(.*\ballowed in )((?:Table|Figure|Expression) \S+|\S+)( .*)?$", re.S)
-_SENTENCE_START = re.compile(r"(?:(?<=[.;])\s+|(?=NOTE\b)|(?=\(\d+\)))")
 
 
 def compose(state: QueryState, runtime: Runtime[QueryContext]) -> dict[str, Any]:
@@ -190,7 +189,7 @@ def _rest_table(rest: list[dict[str, Any]]) -> list[str]:
 
 
 def _precedence_lines(rules: list[dict[str, Any]], passages: list[dict[str, Any]]) -> list[str]:
-    """Each rule once, in its source's words (the whole sentence, when the source is quoted), with the
+    """Each rule once, in its source's words (its ``sentence``), with the
     quoted passages it governs (a table cited by a clause shares the clause's National Annex note); a
     foreword's list of nationally determined parameters as one line per governed clause."""
     by_key = {p["key"]: p for p in passages}
@@ -206,7 +205,7 @@ def _precedence_lines(rules: list[dict[str, Any]], passages: list[dict[str, Any]
 
     governed: dict[tuple[str, str], list[str]] = {}
     for r in rules:
-        keys = governed.setdefault((r.get("source_key") or r["key"], r["rule"]), [])
+        keys = governed.setdefault((r.get("source_key") or r["key"], r.get("sentence") or r["rule"]), [])
         if r["key"] not in keys:
             keys.append(r["key"])
     listed: dict[tuple[str, str, str, tuple[str, ...]], list[str]] = {}
@@ -216,26 +215,13 @@ def _precedence_lines(rules: list[dict[str, Any]], passages: list[dict[str, Any]
         listed.setdefault((source, head, tail, tuple(keys)), []).append(item)
     lines = []
     for (source, head, tail, keys), items in list(listed.items())[:MARKDOWN_RULES]:
-        rule = f"{head}{', '.join(items)}{tail}"
-        words = _sentence_of(by_key[source]["text"], rule) if source in by_key else rule
+        words = f"{head}{', '.join(items)}{tail}"
         others = [name(k) for k in keys if k != source]
         governs = f" (governs {', '.join(others)})" if others else ""
         lines.append(f"- **{name(source)}**: {' '.join(words.split())}{governs}")
     if len(listed) > MARKDOWN_RULES:
         lines.append(f"- {len(listed) - MARKDOWN_RULES} more, in the JSON answer")
     return lines
-
-
-def _sentence_of(text: str, fragment: str) -> str:
-    """The sentence of ``text`` that holds ``fragment`` ("may be given in the National Annex." ->
-    "NOTE The values of cdir may be given in the National Annex."); the fragment when it is not there."""
-    flat, piece = " ".join(text.split()), " ".join(fragment.split())
-    at = flat.find(piece)
-    if at < 0:
-        return fragment
-    starts = [m.end() for m in _SENTENCE_START.finditer(flat, 0, at + 1)]
-    start = starts[-1] if starts else 0
-    return flat[start : at + len(piece)].strip()
 
 
 def _passage_md(p: dict[str, Any], limit: int) -> list[str]:

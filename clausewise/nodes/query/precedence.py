@@ -3,6 +3,7 @@ informative annexes, superseded editions), from the section itself and its ances
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from langgraph.runtime import Runtime
@@ -10,9 +11,13 @@ from langgraph.runtime import Runtime
 from clausewise.graph.state import QueryContext, QueryState
 from clausewise.nodes.query.deps import deps_of
 
+_SENTENCE_START = re.compile(r"(?:(?<=[.;])\s+|(?=NOTE\b)|(?=\(\d+\)))")
+
 
 def precedence(state: QueryState, runtime: Runtime[QueryContext]) -> dict[str, Any]:
-    """Rules governing each contributing section, its ancestors and its document."""
+    """Rules governing each contributing section, its ancestors and its document; each with the
+    ``sentence`` of its source that states it ("NOTE 1 The values of Cpe,10 and Cpe,1 may be given in
+    the National Annex." where the rule reads "may be given in the National Annex.")."""
     read = deps_of(runtime).reader()
     keys = [k for k, v in (state.get("extracts") or {}).items() if v]
     rules, seen = [], set()
@@ -29,13 +34,26 @@ def precedence(state: QueryState, runtime: Runtime[QueryContext]) -> dict[str, A
                 marker = (key, rule["rule"])
                 if marker not in seen:
                     seen.add(marker)
+                    source = read.section(rule["source_key"])
                     rules.append(
                         {
                             "key": key,
                             "rule": rule["rule"],
+                            "sentence": sentence_of(source["text"], rule["rule"]) if source else rule["rule"],
                             "source_key": rule["source_key"],
                             "type": rule.get("type"),
                             "via": governed if governed != key else None,
                         }
                     )
     return {"precedence": rules}
+
+
+def sentence_of(text: str, fragment: str) -> str:
+    """The sentence of ``text`` that holds ``fragment``, white space collapsed; the fragment when it
+    is not there."""
+    flat, piece = " ".join(text.split()), " ".join(fragment.split())
+    at = flat.find(piece)
+    if at < 0:
+        return fragment
+    starts = [m.end() for m in _SENTENCE_START.finditer(flat, 0, at + 1)]
+    return flat[starts[-1] if starts else 0 : at + len(piece)].strip()

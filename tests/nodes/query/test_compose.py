@@ -99,8 +99,8 @@ def test_offline_describes_no_figure(sample_store: SimpleNamespace, embedder: An
 
 
 def test_precedence_in_the_brief_gives_each_rule_once_in_its_sources_words() -> None:
-    """A clause's National Annex note that also governs the table it cites is one line, the whole
-    sentence of the note; a foreword's list of nationally determined parameters is one line."""
+    """A clause's National Annex note that also governs the table it cites is one line, in the words of
+    the note's sentence; a foreword's list of nationally determined parameters is one line."""
     from clausewise.nodes.query.compose import _precedence_lines
 
     clause, table, foreword = "CEN_EN1991-9-9_5.2", "CEN_EN1991-9-9_table_5.1", "CEN_EN1991-9-9_foreword"
@@ -115,10 +115,11 @@ def test_precedence_in_the_brief_gives_each_rule_once_in_its_sources_words() -> 
         {"key": table, "document": "EN 1991-9-9", "section": "Table 5.1", "text": "| Windswept | 0,8 |"},
     ]
     note = "may be given in the National Annex."
+    sentence = "NOTE The values of Ce may be given in the National Annex."  # precedence gives each rule's sentence
     listed = "national choice is allowed in {} (listed in the foreword)"
     rules = [
-        {"key": clause, "rule": note, "source_key": clause},
-        {"key": table, "rule": note, "source_key": clause},
+        {"key": clause, "rule": note, "sentence": sentence, "source_key": clause},
+        {"key": table, "rule": note, "sentence": sentence, "source_key": clause},
         {"key": clause, "rule": listed.format("5.2(2)"), "source_key": foreword},
         {"key": clause, "rule": listed.format("5.2(7)"), "source_key": foreword},
     ]
