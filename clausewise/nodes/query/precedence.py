@@ -12,6 +12,7 @@ from clausewise.graph.state import QueryContext, QueryState
 from clausewise.nodes.query.deps import deps_of
 
 _SENTENCE_START = re.compile(r"(?:(?<=[.;])\s+|(?=NOTE\b)|(?=\(\d+\)))")
+_SENTENCE_STOP = re.compile(r"[.;](?=\s|$)")
 
 
 def precedence(state: QueryState, runtime: Runtime[QueryContext]) -> dict[str, Any]:
@@ -56,4 +57,5 @@ def sentence_of(text: str, fragment: str) -> str:
     if at < 0:
         return fragment
     starts = [m.end() for m in _SENTENCE_START.finditer(flat, 0, at + 1)]
-    return flat[starts[-1] if starts else 0 : at + len(piece)].strip()
+    stop = _SENTENCE_STOP.search(flat, max(at, at + len(piece) - 1))  # "(Figure 7." ran on to "7.14)."
+    return flat[starts[-1] if starts else 0 : stop.end() if stop else len(flat)].strip()
