@@ -646,11 +646,53 @@ def build_sections(doc: DocId, title: str, pages: list[dict[str, Any]]) -> dict[
                 "rows": obj.get("rows"),
             }
             _insert_after(ordered, parent, key)
+    _table_notes(entries)
     _expressions(doc, entries, ordered, pages)
     for i, key in enumerate(ordered):
         entries[key]["previous"] = ordered[i - 1] if i else None
         entries[key]["next"] = ordered[i + 1] if i + 1 < len(ordered) else None
     return {key: entries[key] for key in ordered}
+
+
+_NOTE_LINE = re.compile(r"(?:NOTES?|Notes?)\b")
+MAX_TABLE_NOTE_CHARS = 1500  # a table's notes; more is the clause going on
+_PARAGRAPH_START = re.compile(r"\(\d{1,2}\)|[1-9]\d?(?:\.\d{1,2})+\s+[A-Z]")
+
+
+def _table_notes(entries: dict[str, dict[str, Any]]) -> None:
+    """A NOTE printed right under a table belongs to it ("Table 5.2 NOTE"), though it runs on in the
+    text of the clause around the table: the NOTE lines after the table's caption in that clause, up
+    to the next paragraph, caption or heading, are added to the table's text too (the clause keeps
+    them)."""
+    for entry in entries.values():
+        parent = entries.get(entry.get("parent") or "")
+        if entry["kind"] != "table" or parent is None or not entry.get("caption"):
+            continue
+        text = parent["text"]
+        at = text.find(entry["caption"])
+        if at < 0:
+            continue
+        start = text.find("\n", at) + 1
+        if start == 0 or not _NOTE_LINE.match(text, start):
+            continue
+        end, pos = len(text), start
+        while True:
+            nxt = text.find("\n", pos) + 1
+            if nxt == 0:
+                break
+            line = text[nxt : text.find("\n", nxt) if "\n" in text[nxt:] else len(text)]
+            if _PARAGRAPH_START.match(line) or parse_caption(line) or nxt - start > MAX_TABLE_NOTE_CHARS:
+                end = nxt - 1
+                break
+            pos = nxt
+        note = text[start:end].strip()
+        if not note or note[:40] in entry["text"]:
+            continue
+        page = page_at(parent.get("page_map", []), start, default=entry["pages"][-1])
+        if page != entry["pages"][-1]:
+            entry["page_map"].append([len(entry["text"]) + 1, page])
+            entry["pages"] = sorted(set(entry["pages"]) | {page})
+        entry["text"] += "\n" + note
 
 
 def _section_on_page(entries: dict[str, dict[str, Any]], page: int) -> str | None:

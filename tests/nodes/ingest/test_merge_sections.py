@@ -555,3 +555,42 @@ def test_numbered_paragraphs_of_a_guidance_document_are_its_sections(tmp_path: A
         assert "Safety on widget sites" not in s["text"] and "Page " not in s["text"]
         heading = ["Working at height", "Site transport", "Fire and emergencies", "Welfare"][opens[int(n)] - 2]
         assert sections[s["parent"]]["title"] == s["title"] == heading
+
+
+def test_a_note_printed_under_a_table_belongs_to_the_table_too() -> None:
+    """ "Table 5.2 NOTE": the NOTE lines after a table's caption in the clause around it, up to the next
+    paragraph or caption, are added to the table's text (on their page); the clause keeps them."""
+    from clausewise.nodes.ingest.merge_sections import _table_notes
+
+    clause = (
+        "5.3 Temperature profiles\n(2) Use Table 5.2 above ground.\nTable 5.2: Indicative temperatures\n"
+        "NOTE: Values of T3 may be specified in the National\nAnnex; T3 = 18 °C is recommended.\n"
+        "Table 5.3: Underground parts\n(3) Further text."
+    )
+    entries = {
+        "X_5.3": {"kind": "clause", "text": clause, "page_map": [[0, 20], [60, 21]], "pages": [20, 21]},
+        "X_table_5.2": {
+            "kind": "table",
+            "parent": "X_5.3",
+            "caption": "Table 5.2: Indicative temperatures",
+            "text": "Table 5.2: Indicative temperatures\n| Summer | T3 |",
+            "page_map": [[0, 20]],
+            "pages": [20],
+        },
+        "X_table_5.3": {
+            "kind": "table",
+            "parent": "X_5.3",
+            "caption": "Table 5.3: Underground parts",
+            "text": "Table 5.3: Underground parts\n| Winter | T6 |",
+            "page_map": [[0, 21]],
+            "pages": [21],
+        },
+    }
+    _table_notes(entries)
+    table = entries["X_table_5.2"]
+    assert table["text"].endswith(
+        "| Summer | T3 |\nNOTE: Values of T3 may be specified in the National\nAnnex; T3 = 18 °C is recommended."
+    )
+    assert table["pages"] == [20, 21] and table["page_map"][-1][1] == 21
+    assert entries["X_table_5.3"]["text"] == "Table 5.3: Underground parts\n| Winter | T6 |"  # no NOTE under it
+    assert entries["X_5.3"]["text"] == clause
