@@ -662,8 +662,8 @@ _PARAGRAPH_START = re.compile(r"\(\d{1,2}\)|[1-9]\d?(?:\.\d{1,2})+\s+[A-Z]")
 def _table_notes(entries: dict[str, dict[str, Any]]) -> None:
     """A NOTE printed right under a table belongs to it ("Table 5.2 NOTE"), though it runs on in the
     text of the clause around the table: the NOTE lines after the table's caption in that clause, up
-    to the next paragraph, caption or heading, are added to the table's text too (the clause keeps
-    them)."""
+    to the next paragraph, caption or heading, move to the end of the table's text (each line of the
+    page is in one section only, so an answer does not quote it twice)."""
     for entry in entries.values():
         parent = entries.get(entry.get("parent") or "")
         if entry["kind"] != "table" or parent is None or not entry.get("caption"):
@@ -693,6 +693,25 @@ def _table_notes(entries: dict[str, dict[str, Any]]) -> None:
             entry["page_map"].append([len(entry["text"]) + 1, page])
             entry["pages"] = sorted(set(entry["pages"]) | {page})
         entry["text"] += "\n" + note
+        _cut(parent, start, end)
+
+
+def _cut(entry: dict[str, Any], start: int, end: int) -> None:
+    """Take ``text[start:end]`` (and the line break before it) out of a section, its page map kept."""
+    gone = end - start + 1  # ``start`` opens a line; the line break before it goes too
+    entry["text"] = entry["text"][: start - 1] + entry["text"][end:]
+    # a page that started inside the cut now starts where the next line does (at ``start``)
+    page_map = [[a if a < start else start if a <= end else a - gone, page] for a, page in entry.get("page_map", [])]
+    kept: list[list[int]] = []
+    for a, page in [
+        m for i, m in enumerate(page_map) if i == 0 or m[0] < len(entry["text"])
+    ]:  # two pages now starting at one offset: the later one holds the text there
+        if kept and kept[-1][0] == a:
+            kept[-1] = [a, page]
+        elif not kept or kept[-1][1] != page:
+            kept.append([a, page])
+    entry["page_map"] = kept
+    entry["pages"] = sorted({page for _, page in kept}) or entry["pages"]
 
 
 def _section_on_page(entries: dict[str, dict[str, Any]], page: int) -> str | None:

@@ -593,4 +593,20 @@ def test_a_note_printed_under_a_table_belongs_to_the_table_too() -> None:
     )
     assert table["pages"] == [20, 21] and table["page_map"][-1][1] == 21
     assert entries["X_table_5.3"]["text"] == "Table 5.3: Underground parts\n| Winter | T6 |"  # no NOTE under it
-    assert entries["X_5.3"]["text"] == clause
+    rest = entries["X_5.3"]
+    assert rest["text"] == clause.replace(
+        "\nNOTE: Values of T3 may be specified in the National\nAnnex; T3 = 18 °C is recommended.", ""
+    )
+    assert rest["page_map"] == [[0, 20], [60, 21]] and rest["pages"] == [20, 21]
+
+
+def test_cutting_a_tables_note_out_of_a_clause_keeps_its_pages_right() -> None:
+    from clausewise.nodes.ingest.merge_sections import _cut
+
+    text = "5.3 Title\n(1) On page 20.\nNOTE on page 21 only\n(2) On page 22."
+    note = text.index("NOTE")
+    entry = {"text": text, "page_map": [[0, 20], [note, 21], [text.index("(2)"), 22]], "pages": [20, 21, 22]}
+    _cut(entry, note, text.index("\n(2)"))
+    assert entry["text"] == "5.3 Title\n(1) On page 20.\n(2) On page 22."
+    assert entry["page_map"] == [[0, 20], [entry["text"].index("(2)"), 22]]
+    assert entry["pages"] == [20, 22]
