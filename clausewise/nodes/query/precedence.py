@@ -22,6 +22,7 @@ def precedence(state: QueryState, runtime: Runtime[QueryContext]) -> dict[str, A
     read = deps_of(runtime).reader()
     keys = [k for k, v in (state.get("extracts") or {}).items() if v]
     rules, seen = [], set()
+    sentences: dict[tuple[str, str], str] = {}
     for key in keys:
         chain, cursor = [], key
         for _ in range(8):
@@ -35,12 +36,15 @@ def precedence(state: QueryState, runtime: Runtime[QueryContext]) -> dict[str, A
                 marker = (key, rule["rule"])
                 if marker not in seen:
                     seen.add(marker)
-                    source = read.section(rule["source_key"])
+                    said = (rule["source_key"], rule["rule"])
+                    if said not in sentences:  # one rule governs many sections: find its sentence once
+                        source = read.section(rule["source_key"])
+                        sentences[said] = sentence_of(source["text"], rule["rule"]) if source else rule["rule"]
                     rules.append(
                         {
                             "key": key,
                             "rule": rule["rule"],
-                            "sentence": sentence_of(source["text"], rule["rule"]) if source else rule["rule"],
+                            "sentence": sentences[said],
                             "source_key": rule["source_key"],
                             "type": rule.get("type"),
                             "via": governed if governed != key else None,

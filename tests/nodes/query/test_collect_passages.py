@@ -44,7 +44,11 @@ def deps_with(similarity: dict[str, float]) -> Any:
             return {"text": SECTIONS[key]} if key in SECTIONS else None
         raise KeyError(key)
 
-    stores = SimpleNamespace(lookup=lookup)
+    def doc_table(doc: str, table: str) -> dict[str, Any]:
+        keys = [key for key in SECTIONS if key.startswith(doc + "_")]
+        return {key: entry for key in keys if (entry := lookup(table, key)) is not None}
+
+    stores = SimpleNamespace(lookup=lookup, doc_table=doc_table)
     return SimpleNamespace(
         stores=stores,
         reader=lambda: Reader(stores),  # type: ignore[arg-type]
