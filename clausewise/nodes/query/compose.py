@@ -144,8 +144,13 @@ def render_markdown(
     conflicts = [c for c in state.get("conflicts") or [] if quoted & set(c.get("passages") or [])]
     if conflicts:
         lines += ["", "### Conflicts (highlighted, not resolved)"]
+        names = {p["key"]: f"{p['document']} {p['section']}" for p in passages}
+        said: dict[tuple[str, str], list[str]] = {}  # one line for a flag raised on several passages
         for c in conflicts:
-            lines.append(f"- **{c['topic']}**: {c['note']}")
+            said.setdefault((c["topic"], c["note"]), []).extend(c.get("passages") or [])
+        for (topic, note), keys in said.items():
+            where = ", ".join(names.get(k, k) for k in dict.fromkeys(keys))
+            lines.append(f"- **{topic}** ({where}): {note}")
     if rest:
         lines += _rest_table(rest)
     unresolved = state.get("unresolved_references") or []

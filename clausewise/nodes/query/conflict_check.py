@@ -1,5 +1,5 @@
 """conflict-check: passages that disagree, highlighted and never resolved (the reasoner decides what
-disagrees)."""
+disagrees); at most ``MAX_CONFLICTS``, those about the passages read first."""
 
 from __future__ import annotations
 
@@ -17,4 +17,7 @@ def conflict_check(state: QueryState, runtime: Runtime[QueryContext]) -> dict[st
     deps = deps_of(runtime)
     passages = state.get("passages") or []
     found = deps.tasks.find_conflicts(passages, state.get("precedence") or [], deps.stores.kv())
+    # Those about the passages read first come first, so the cap keeps them.
+    rank = {p["key"]: i for i, p in enumerate(passages)}
+    found.sort(key=lambda c: min((rank.get(k, len(rank)) for k in c.get("passages") or []), default=len(rank)))
     return {"conflicts": found[:MAX_CONFLICTS]}

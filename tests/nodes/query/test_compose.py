@@ -143,3 +143,21 @@ def test_the_briefs_sources_are_the_pages_of_the_passages_it_asks_you_to_read() 
     brief = render_markdown({"search_question": "What is Ce?"}, passages, [], "summary")  # type: ignore[typeddict-item]
     sources = brief.split("### Sources", 1)[1]
     assert "EN 1991-9-9: pages 20, 30" in sources and "EN 9" not in sources
+
+
+def test_a_flag_raised_on_several_quoted_passages_is_one_line_of_the_brief() -> None:
+    from clausewise.nodes.query.compose import render_markdown
+
+    def passage(section: str) -> dict[str, Any]:
+        key = f"CEN_EN1991-9-9_{section}"
+        return {"key": key, "document": "EN 1991-9-9", "section": section, "title": "", "page": 5,
+                "pages": [5], "text": f"{section} text", "hop": 0, "via": "vector", "tier": "key"}  # fmt: skip
+
+    flag = {"topic": "recommended value vs national choice", "note": "the National Annex may set another"}
+    state = {
+        "search_question": "What is Ce?",
+        "conflicts": [{**flag, "passages": ["CEN_EN1991-9-9_5.2"]}, {**flag, "passages": ["CEN_EN1991-9-9_Table 5.1"]}],
+    }
+    brief = render_markdown(state, [passage("5.2"), passage("Table 5.1")], [], "summary")  # type: ignore[arg-type]
+    assert brief.count("recommended value vs national choice") == 1
+    assert "(EN 1991-9-9 5.2, EN 1991-9-9 Table 5.1)" in brief
