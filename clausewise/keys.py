@@ -371,6 +371,17 @@ def split_key(key: str) -> tuple[str, str, str]:
     return parts[0], parts[1], parts[2] if len(parts) == 3 else ""
 
 
+def document_of(key: str) -> str:
+    """``CEN_EN1991-1-3_5.3.2`` -> ``CEN_EN1991-1-3``; KeyError for a key that is not a store key."""
+    if not is_safe_key(key):
+        raise KeyError(f"not a valid key: {key!r}")
+    try:
+        publisher, code, _ = split_key(key)
+    except ValueError as exc:
+        raise KeyError(str(exc)) from None
+    return f"{publisher}_{code}"
+
+
 def is_safe_key(key: str) -> bool:
     """Keys become file names: no path characters, no traversal."""
     return bool(key) and re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.()+-]*", key) is not None and ".." not in key

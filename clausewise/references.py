@@ -192,10 +192,6 @@ def _between(first: str, last: str) -> list[str]:
     return [f"{a.group(1)}{i}" for i in range(lo + 1, hi)] if 0 < hi - lo <= MAX_RANGE else []
 
 
-def _reference(raw: str, span: tuple[int, int], target: str, kind: str, doc: DocId) -> dict[str, Any]:
-    return {"raw": raw, "span": list(span), "kind": kind, "target": target, "document": doc.key, "resolved": True}
-
-
 def spot_references(doc: DocId, section: Section, known: set[str]) -> list[dict[str, Any]]:
     """Every reference in a section: objects, clauses, annexes, other documents, neighbours."""
     text: str = section["text"]
@@ -209,8 +205,10 @@ def spot_references(doc: DocId, section: Section, known: set[str]) -> list[dict[
         kind: str,
         document: DocId | None = None,
         maybe_clause: bool = False,
+        member: bool = False,
     ) -> None:
-        if any(a <= span[0] < b for a, b in taken):
+        """``member``: one more target of words already taken ("Tables 7.1 to 7.5" names 7.2 too)."""
+        if not member and any(a <= span[0] < b for a, b in taken):
             return
         if document is not None and document.code == doc.code:
             document = None
@@ -263,7 +261,7 @@ def spot_references(doc: DocId, section: Section, known: set[str]) -> list[dict[
                 last = re.fullmatch(r"\d{1,4}-(\d{1,4})", number)
                 for code in _between(first.group(1), last.group(1)) + [last.group(1)] if last else []:
                     if object_key(doc, code) in known:
-                        refs.append(_reference(m.group(0), m.span(), object_key(doc, code), "clause", doc))
+                        add(m.group(0), m.span(), object_key(doc, code), "clause", member=True)
             continue
         if not re.search(r"\d-\d|[A-Z]-\d|\(|\d{3}", number):
             continue  # the usual "Table 5.1": the rules below
@@ -283,11 +281,11 @@ def spot_references(doc: DocId, section: Section, known: set[str]) -> list[dict[
         for n in re.finditer(r"\(?\s?" + _NUMTOK + r"\s?\)?|[A-H]\b", m.group("more") or ""):
             span = (more_start + n.start(), more_start + n.end())  # "Tables 5.1 and 5.2": each its own span
             add(text[span[0] : span[1]], span, object_key(doc, _target_code(kind, n.group(0))), kind, maybe_clause=True)
-            if _RANGE.search(text[more_start + (n.start() - 4 if n.start() >= 4 else 0) : span[0]]):
+            if _RANGE.search(text[max(more_start, span[0] - 5) : span[0]]):
                 # "Tables 7.1 to 7.5": the ones in between are named too
                 for code in _between(_target_code(kind, previous), _target_code(kind, n.group(0))):
                     if object_key(doc, code) in known:
-                        refs.append(_reference(text[span[0] : span[1]], span, object_key(doc, code), kind, doc))
+                        add(text[span[0] : span[1]], span, object_key(doc, code), kind, member=True)
             previous = n.group(0)
     for m in _ANNEX_PARA.finditer(text):
         add(m.group(0), m.span(), object_key(doc, f"annex_{m.group('letter')}"), "annex")

@@ -34,7 +34,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from clausewise.keys import is_safe_key, split_key
+from clausewise.keys import document_of, is_safe_key
 from clausewise.kv import remove_kv_sources
 
 DOC_TABLES = ("sections", "references", "precedence", "formulae", "objects", "chunks")  # one JSON file each
@@ -351,11 +351,7 @@ class Stores:
 
     def lookup(self, table: str, key: str) -> dict[str, Any] | None:
         """One entry of a per-document table by its full key (``CEN_EN1991-1-3_5.3.2``)."""
-        if not is_safe_key(key):
-            raise KeyError(f"not a valid key: {key!r}")
-        publisher, code, _ = split_key(key)
-        entry = self.doc_table(f"{publisher}_{code}", table).get(key)
-        return entry  # type: ignore[no-any-return]
+        return self.doc_table(document_of(key), table).get(key)  # type: ignore[no-any-return]
 
     def iter_sections(self) -> Iterator[tuple[str, dict[str, Any]]]:
         for doc_key in sorted(self.visible_documents()):

@@ -18,7 +18,7 @@ from typing import Any, Literal, NotRequired, Protocol, TypedDict
 
 import snowballstemmer
 
-from clausewise.keys import split_key
+from clausewise.keys import document_of
 from clausewise.kv import equivalents_in, recorded_conflicts
 from clausewise.tools.parallel import Usage, offline_usage
 
@@ -275,6 +275,7 @@ def find_conflicts(
     for st in symbol_statements(passages):
         by_name[st.name].append(st)
     conflicts = []
+    clashing: set[str] = set()
     for name, statements in by_name.items():
         clash = {
             st
@@ -284,6 +285,7 @@ def find_conflicts(
             for st in (a, b)
         }
         if clash:
+            clashing.add(name)
             by_value: dict[str, set[str]] = defaultdict(set)
             for st in clash:
                 by_value[st.value].add(st.key)
@@ -306,11 +308,9 @@ def find_conflicts(
                     "note": "the value given is a recommendation; the National Annex may set another",
                 }
             )
-    stated = {(c["topic"].split(" ", 1)[0]) for c in conflicts if c["topic"].endswith("is given different values")}
 
     def across_documents(term: str, sources: list[str]) -> bool:
-        documents = {split_key(src)[1] for src in sources}
-        return term in stated and len(documents) > 1
+        return term in clashing and len({document_of(src) for src in sources}) > 1
 
     return conflicts + recorded_conflicts(kv, passages, across_documents)
 

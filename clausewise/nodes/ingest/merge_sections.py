@@ -675,16 +675,13 @@ def _table_notes(entries: dict[str, dict[str, Any]]) -> None:
         start = text.find("\n", at) + 1
         if start == 0 or not _NOTE_LINE.match(text, start):
             continue
-        end, pos = len(text), start
-        while True:
-            nxt = text.find("\n", pos) + 1
-            if nxt == 0:
+        first, *rest = text[start:].split("\n")
+        taken = [first]
+        for line in rest:  # up to the next paragraph or caption
+            if _PARAGRAPH_START.match(line) or parse_caption(line) or len("\n".join(taken)) >= MAX_TABLE_NOTE_CHARS:
                 break
-            line = text[nxt : text.find("\n", nxt) if "\n" in text[nxt:] else len(text)]
-            if _PARAGRAPH_START.match(line) or parse_caption(line) or nxt - start > MAX_TABLE_NOTE_CHARS:
-                end = nxt - 1
-                break
-            pos = nxt
+            taken.append(line)
+        end = start + len("\n".join(taken))
         note = text[start:end].strip()
         if not note or note[:40] in entry["text"]:
             continue
@@ -701,13 +698,13 @@ def _cut(entry: dict[str, Any], start: int, end: int) -> None:
     gone = end - start + 1  # ``start`` opens a line; the line break before it goes too
     entry["text"] = entry["text"][: start - 1] + entry["text"][end:]
     # a page that started inside the cut now starts where the next line does (at ``start``)
-    page_map = [[a if a < start else start if a <= end else a - gone, page] for a, page in entry.get("page_map", [])]
+    moved = [[a if a < start else start if a <= end else a - gone, page] for a, page in entry.get("page_map", [])]
     kept: list[list[int]] = []
-    for a, page in [
-        m for i, m in enumerate(page_map) if i == 0 or m[0] < len(entry["text"])
-    ]:  # two pages now starting at one offset: the later one holds the text there
+    for i, (a, page) in enumerate(moved):
+        if i and a >= len(entry["text"]):
+            continue  # the page held nothing but the cut
         if kept and kept[-1][0] == a:
-            kept[-1] = [a, page]
+            kept[-1] = [a, page]  # two pages now start at one offset: the later holds the text there
         elif not kept or kept[-1][1] != page:
             kept.append([a, page])
     entry["page_map"] = kept

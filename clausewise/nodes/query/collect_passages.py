@@ -131,7 +131,7 @@ def rank(
             s -= CONTENTS_PENALTY
         elif p["kind"] == "front":
             s -= FRONT_PENALTY
-        if p["kind"] not in _OBJECTS and len(p["text"].partition("\n")[2].strip()) < HEADING_ONLY_CHARS:
+        if p["kind"] not in _OBJECTS and _bare(p["text"]):
             s -= HEADING_PENALTY
         score[p["key"]] = s
     cites = {p["key"]: _cited(read, p["key"], set(keys)) for p in passages}
@@ -190,9 +190,12 @@ def _cited(read: Reader, key: str, among: set[str]) -> list[str]:
 
 
 def _heading_only(read: Reader, key: str) -> bool:
-    section = read.section(key)
-    body = (section or {}).get("text", "").partition("\n")[2]
-    return len(body.strip()) < HEADING_ONLY_CHARS
+    return _bare((read.section(key) or {}).get("text", ""))
+
+
+def _bare(text: str) -> bool:
+    """A heading with (almost) no text under it."""
+    return len(text.partition("\n")[2].strip()) < HEADING_ONLY_CHARS
 
 
 def _first_subclause(key: str, among: set[str]) -> str | None:

@@ -12,7 +12,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from clausewise.graph.state import QueryContext, QueryState
-from clausewise.keys import split_key
+from clausewise.keys import document_of, split_key
 from clausewise.nodes.query.deps import QueryDeps, deps_of
 from clausewise.references import doc_display
 from clausewise.tools.parallel import map_ordered
@@ -144,12 +144,12 @@ def render_markdown(
     conflicts = [c for c in state.get("conflicts") or [] if quoted & set(c.get("passages") or [])]
     if conflicts:
         lines += ["", "### Conflicts (highlighted, not resolved)"]
-        names = {p["key"]: f"{p['document']} {p['section']}" for p in passages}
+        by_key = {p["key"]: p for p in passages}
         said: dict[tuple[str, str], list[str]] = {}  # one line for a flag raised on several passages
         for c in conflicts:
             said.setdefault((c["topic"], c["note"]), []).extend(c.get("passages") or [])
         for (topic, note), keys in said.items():
-            where = ", ".join(names.get(k, k) for k in dict.fromkeys(keys))
+            where = ", ".join(_name(k, by_key) for k in dict.fromkeys(keys))
             lines.append(f"- **{topic}** ({where}): {note}")
     if rest:
         lines += _rest_table(rest)
@@ -198,16 +198,6 @@ def _precedence_lines(rules: list[dict[str, Any]], passages: list[dict[str, Any]
     quoted passages it governs (a table cited by a clause shares the clause's National Annex note); a
     foreword's list of nationally determined parameters as one line per governed clause."""
     by_key = {p["key"]: p for p in passages}
-
-    def name(key: str) -> str:
-        if key in by_key:
-            return f"{by_key[key]['document']} {by_key[key]['section']}"
-        try:
-            _, _, code = split_key(key)
-        except ValueError:
-            return key
-        return f"{doc_display(key.removesuffix('_' + code))} {code}".strip()
-
     governed: dict[tuple[str, str], list[str]] = {}
     for r in rules:
         keys = governed.setdefault((r.get("source_key") or r["key"], r.get("sentence") or r["rule"]), [])
@@ -221,12 +211,22 @@ def _precedence_lines(rules: list[dict[str, Any]], passages: list[dict[str, Any]
     lines = []
     for (source, head, tail, keys), items in list(listed.items())[:MARKDOWN_RULES]:
         words = f"{head}{', '.join(items)}{tail}"
-        others = [name(k) for k in keys if k != source]
+        others = [_name(k, by_key) for k in keys if k != source]
         governs = f" (governs {', '.join(others)})" if others else ""
-        lines.append(f"- **{name(source)}**: {' '.join(words.split())}{governs}")
+        lines.append(f"- **{_name(source, by_key)}**: {' '.join(words.split())}{governs}")
     if len(listed) > MARKDOWN_RULES:
         lines.append(f"- {len(listed) - MARKDOWN_RULES} more, in the JSON answer")
     return lines
+
+
+def _name(key: str, by_key: dict[str, dict[str, Any]]) -> str:
+    """A key as the brief names it: "EN 1991-1-3 Table 5.1" (a section not in the answer by its code)."""
+    if key in by_key:
+        return f"{by_key[key]['document']} {by_key[key]['section']}"
+    try:
+        return f"{doc_display(document_of(key))} {split_key(key)[2]}".strip()
+    except KeyError:
+        return key
 
 
 def _passage_md(p: dict[str, Any], limit: int) -> list[str]:

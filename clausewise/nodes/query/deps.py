@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 from langgraph.runtime import Runtime
 
-from clausewise.keys import is_safe_key, split_key
+from clausewise.keys import document_of
 from clausewise.stores import KeywordIndex, Stores, VectorIndex
 from clausewise.stores.index import check_embedding_model
 from clausewise.system import System
@@ -111,13 +111,10 @@ class Reader:
     def lookup(self, table: str, key: str) -> Any:
         if (table, key) not in self._entries:
             try:
-                publisher, code, _ = split_key(key)
-            except ValueError:
-                publisher = code = ""
-            if not code or not is_safe_key(key):
+                doc = document_of(key)
+            except KeyError:
                 self._entries[table, key] = None
             else:  # the document's table as its manifest names it when first read in this call
-                doc = f"{publisher}_{code}"
                 if (doc, table) not in self._tables:
                     self._tables[doc, table] = self.stores.doc_table(doc, table)
                 self._entries[table, key] = self._tables[doc, table].get(key)

@@ -11,7 +11,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from clausewise.graph.state import RESET, QueryContext, QueryState
-from clausewise.keys import split_key
+from clausewise.keys import document_of
 from clausewise.nodes.query.deps import deps_of
 from clausewise.references import NOT_FOUND, NOT_INGESTED, Resolver, claimed_references, doc_display
 
@@ -79,7 +79,7 @@ def follow_refs(state: QueryState, runtime: Runtime[QueryContext]) -> dict[str, 
             if not target or read.section(target) is None:
                 if ref["kind"] != "neighbour":
                     reason = NOT_FOUND
-                    if found.document != split_doc(key):
+                    if found.document != document_of(key):
                         reason += f" ({doc_display(found.document)})"
                     unresolved.append({"from_key": key, "ref": raw, "reason": reason})
                 continue
@@ -115,11 +115,6 @@ def follow_refs(state: QueryState, runtime: Runtime[QueryContext]) -> dict[str, 
     if new:
         update["hops"] = max(state.get("hops", 0), max(e["hop"] for e in new.values()))
     return update
-
-
-def split_doc(key: str) -> str:
-    publisher, code, _ = split_key(key)
-    return f"{publisher}_{code}"
 
 
 def _unique(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
