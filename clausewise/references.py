@@ -39,7 +39,8 @@ _WIDE_OBJECT_REF = re.compile(
     r"(?![\w-])"
 )
 _BARE_CLAUSE = re.compile(
-    r"(?<![\w.,(])(?P<num>[1-9]\d?(?:\.\d{1,2}){1,4})(?P<para>\s?\(\s?\d{1,2}\s?\)\s?P?)?(?![\w.]*\d)(?!\s?(?:m|mm|kN|N|%|°|m2|m3)\b)"
+    r"(?<![\w.,(])(?P<num>[1-9]\d?(?:\.\d{1,2}){1,4})(?P<para>[ ]?\(\s?\d{1,2}\s?\)(?:[ ]?P\b)?)?"
+    r"(?![\w.]*\d)(?!\s?(?:m|mm|kN|N|%|°|m2|m3)\b)"
 )
 _ANNEX_PARA = re.compile(r"(?<![\w.])(?P<letter>[A-H])\s?\((?P<para>\d{1,2})\)")
 _SECTION_PARA = re.compile(r"(?<![\w.,])(?P<num>[1-9]\d?)\s?\((?P<para>\d{1,2})\)(?!\s?[a-z]\))")

@@ -152,6 +152,25 @@ def test_spot_references_units() -> None:
 
 
 @pytest.mark.parametrize(
+    ("text", "raw"),
+    [
+        ("the values given in 5.2(3) apply", "5.2(3)"),
+        ("as in 5.2 (3) above", "5.2 (3)"),
+        ("according to 5.2(3)P the load", "5.2(3)P"),
+        ("see 5.2(3)\nfor roofs", "5.2(3)"),
+        # a paragraph number opening the next line is the citing clause's own next paragraph
+        ("NOTE q is defined in 5.2\n(2) The wind pressure", "5.2"),
+    ],
+)
+def test_a_clause_reference_is_kept_as_written(text: str, raw: str) -> None:
+    """The words a clause reference claims are exactly the text at its span: the references node keeps
+    only those, so a span that ran on over the space after "5.2(3)" lost the reference."""
+    refs = spot_references(DocId("CEN", "EN1991-9-9"), _section(text), {f"{DOC}_5.2"})
+    assert [(r["raw"], r["target"]) for r in refs] == [(raw, f"{DOC}_5.2")]
+    assert all(text[r["span"][0] : r["span"][1]] == r["raw"] for r in refs)
+
+
+@pytest.mark.parametrize(
     ("text", "targets"),
     [
         ("see Tables 5.1 and 5.2", {"table_5.1", "table_5.2"}),
