@@ -50,8 +50,8 @@ class VectorIndex(Protocol):
     def search(self, vector: np.ndarray, k: int = 10, offset: int = 0) -> list[Hit]:
         """The best chunks from rank ``offset`` on, best first."""
 
-    def similarity(self, vector: np.ndarray, keys: list[str]) -> dict[str, float]:
-        """For each section key, the best cosine similarity of its chunks (absent: no chunk found)."""
+    def similarity(self, vector: np.ndarray, keys: list[str]) -> dict[str, Hit]:
+        """For each section key, its chunk most similar to ``vector`` (absent: no chunk found)."""
 
     def upsert_document(self, doc_key: str, chunks: list[dict[str, Any]], vectors: np.ndarray) -> None:
         """Replace the document's vectors (old ones removed first)."""
@@ -111,7 +111,7 @@ class LocalVectorIndex:
     def delete_document(self, doc_key: str) -> None:
         """Nothing to do: deleting the document's generations deletes its vectors."""
 
-    def similarity(self, vector: np.ndarray, keys: list[str]) -> dict[str, float]:
+    def similarity(self, vector: np.ndarray, keys: list[str]) -> dict[str, Hit]:
         wanted = set(keys)
         with self._lock:
             self._refresh()
@@ -119,10 +119,12 @@ class LocalVectorIndex:
                 return {}
             rows = [i for i, c in enumerate(self._chunks) if c["key"] in wanted]
             scores = self._matrix[rows] @ vector.astype(np.float32)
-        best: dict[str, float] = {}
-        for i, score in zip(rows, scores, strict=True):
-            key = self._chunks[i]["key"]
-            best[key] = max(best.get(key, -1.0), float(score))
+            chunks = [self._chunks[i] for i in rows]
+        best: dict[str, Hit] = {}
+        for chunk, score in zip(chunks, scores, strict=True):
+            key = chunk["key"]
+            if key not in best or score > best[key].score:
+                best[key] = Hit(key, float(score), chunk)
         return best
 
     def search(self, vector: np.ndarray, k: int = 10, offset: int = 0) -> list[Hit]:

@@ -135,8 +135,8 @@ class PineconeVectorIndex:
             hits.append(Hit(chunk.get("key") or str(doc.id), float(score), chunk))
         return hits
 
-    def similarity(self, vector: np.ndarray, keys: list[str]) -> dict[str, float]:
-        """Best chunk score per key, from one query filtered to those keys (a few chunks per key)."""
+    def similarity(self, vector: np.ndarray, keys: list[str]) -> dict[str, Hit]:
+        """Best chunk per key, from one query filtered to those keys (a few chunks per key)."""
         if not keys:
             return {}
         try:
@@ -148,11 +148,11 @@ class PineconeVectorIndex:
             )
         except Exception as exc:
             raise StoreError(f"Pinecone query failed: {exc}") from exc
-        best: dict[str, float] = {}
+        best: dict[str, Hit] = {}
         for doc, score in found:
             key = doc.metadata.get("key")
-            if key:
-                best[key] = max(best.get(key, -1.0), float(score))
+            if key and (key not in best or score > best[key].score):
+                best[key] = Hit(key, float(score), _chunk_from_metadata({**doc.metadata, "text": doc.page_content}))
         return best
 
     def _langchain_store(self) -> Any:

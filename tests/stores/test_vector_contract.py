@@ -112,6 +112,22 @@ def test_nearest_chunk_first_with_metadata(backend: Backend, rng: np.random.Gene
             assert isinstance(got["page"], int) and isinstance(got["chunk"], int)
 
 
+def test_similarity_gives_each_sections_nearest_chunk(backend: Backend, rng: np.random.Generator) -> None:
+    """For the keys asked about, and only those: the section's chunk nearest the vector, with its text
+    (collect-passages quotes those lines) and its cosine similarity."""
+    chunks, vectors = make_doc(DOC_A, 6, rng)
+    backend.put(DOC_A, chunks, vectors)
+    two = [c["key"] for c in chunks if c["chunk"] == 1][0]  # a section with two chunks
+    second = next(i for i, c in enumerate(chunks) if c["key"] == two and c["chunk"] == 1)
+    other = chunks[-1]["key"]
+    got = backend.index.similarity(vectors[second], [two, other])
+    assert set(got) == {two, other}
+    assert got[two].chunk["chunk"] == 1 and got[two].chunk["text"] == chunks[second]["text"]
+    assert got[two].score == pytest.approx(1.0, abs=1e-4)
+    assert got[other].score == pytest.approx(float(vectors[-1] @ vectors[second]), abs=1e-4)
+    assert backend.index.similarity(vectors[second], []) == {}
+
+
 def test_offset_pages_through_results(backend: Backend, rng: np.random.Generator) -> None:
     chunks, vectors = make_doc(DOC_A, 10, rng)
     backend.put(DOC_A, chunks, vectors)

@@ -1,8 +1,10 @@
 """collect-passages: the answer's passages, one per relevant section, ranked by how much each bears on
 the question, computed once and read by conflict-check and compose.
 
-A passage quotes its section's extracts in text order, the short gaps between them too (a NOTE that
-qualifies a paragraph), and a short section (up to ``WHOLE_SECTION_CHARS``) whole.
+A passage quotes its section's extracts in text order, the lines of its chunk nearest the question
+(what the vector search matched, though it may share no word with the question), the short gaps
+between them too (a NOTE that qualifies a paragraph), and a short section (up to
+``WHOLE_SECTION_CHARS``) whole.
 
 One ranking for the whole answer, whatever route found a section. A section's score fuses what is
 known about it: its best chunk's vector similarity to the question (or any sub-question), how much
@@ -26,6 +28,7 @@ from langgraph.runtime import Runtime
 from clausewise.graph.state import QueryContext, QueryState
 from clausewise.nodes.query.deps import QueryDeps, Reader, deps_of
 from clausewise.page_map import pages_between
+from clausewise.stores.index import Hit
 from clausewise.tools.query_tasks import score_text
 
 KEY_PASSAGES = 10
@@ -51,16 +54,21 @@ def collect_passages(state: QueryState, runtime: Runtime[QueryContext]) -> dict[
     deps = deps_of(runtime)
     read = deps.reader()
     cands = state.get("candidates") or {}
+    extracts = {key: parts for key, parts in (state.get("extracts") or {}).items() if parts}
+    nearest = nearest_chunks(deps, state, list(extracts))
     passages = []
-    for key, parts in (state.get("extracts") or {}).items():
-        section = read.section(key) if parts else None
+    for key, parts in extracts.items():
+        section = read.section(key)
         if section is None:
             continue
         text = section["text"]
         if len(text) <= WHOLE_SECTION_CHARS:
             spans = [(0, len(text))]
         else:
-            spans = merge_spans([(p["start"], p["start"] + len(p["text"])) for p in parts], bridge=BRIDGE_CHARS)
+            spans = [(p["start"], p["start"] + len(p["text"])) for p in parts]
+            # the lines that brought the section nearest the question are quoted too, whatever their words
+            where = chunk_span(text, nearest[key].chunk.get("text", "")) if key in nearest else None
+            spans = merge_spans(spans + ([where] if where else []), bridge=BRIDGE_CHARS)
         pages = sorted({page for a, b in spans for page in pages_between(section, a, b)})
         c = cands.get(key, {"via": "vector", "hop": 0, "from_key": None})
         passages.append(
@@ -80,7 +88,25 @@ def collect_passages(state: QueryState, runtime: Runtime[QueryContext]) -> dict[
                 "score": max(p["score"] for p in parts),
             }
         )
-    return {"passages": rank(deps, state, passages, read)}
+    similarity = {key: hit.score for key, hit in nearest.items()}
+    return {"passages": rank(deps, state, passages, similarity, read)}
+
+
+def nearest_chunks(deps: QueryDeps, state: QueryState, keys: list[str]) -> dict[str, Hit]:
+    """Each section's chunk nearest the question or any of its sub-questions."""
+    nearest: dict[str, Hit] = {}
+    for query in dict.fromkeys([state["search_question"], *(state.get("sub_questions") or [])]):
+        for key, hit in deps.vector_index.similarity(deps.query_vector(query), keys).items():
+            if key not in nearest or hit.score > nearest[key].score:
+                nearest[key] = hit
+    return nearest
+
+
+def chunk_span(text: str, chunk: str) -> tuple[int, int] | None:
+    """Where a chunk's lines (those after its heading line) lie in the section's text."""
+    body = chunk.partition("\n")[2].strip()
+    start = text.find(body) if body else -1
+    return (start, start + len(body)) if start >= 0 else None
 
 
 def merge_spans(spans: list[tuple[int, int]], bridge: int = 0) -> list[tuple[int, int]]:
@@ -107,19 +133,19 @@ def contents_like(passage: dict[str, Any]) -> bool:
 
 
 def rank(
-    deps: QueryDeps, state: QueryState, passages: list[dict[str, Any]], read: Reader | None = None
+    deps: QueryDeps,
+    state: QueryState,
+    passages: list[dict[str, Any]],
+    similarity: dict[str, float],
+    read: Reader | None = None,
 ) -> list[dict[str, Any]]:
-    """The passages in reading order, each with its ``rank`` (1-based), ``tier`` and fused ``score``."""
+    """The passages in reading order, each with its ``rank`` (1-based), ``tier`` and fused ``score``;
+    ``similarity``: each section's best chunk similarity to the question or a sub-question."""
     if not passages:
         return []
     read = read or deps.reader()
     keys = [p["key"] for p in passages]
-    question = state["search_question"]
-    similarity: dict[str, float] = {}
-    for query in dict.fromkeys([question, *(state.get("sub_questions") or [])]):
-        for key, score in deps.vector_index.similarity(deps.query_vector(query), keys).items():
-            similarity[key] = max(similarity.get(key, -1.0), score)
-    terms = deps.terms(question)
+    terms = deps.terms(state["search_question"])
     total = sum(terms.weights.values()) or 1.0
     by_similarity = sorted(passages, key=lambda p: -similarity.get(p["key"], 0.0))[:15]
     share = {d: n / len(by_similarity) for d, n in Counter(p["document"] for p in by_similarity).items()}

@@ -12,8 +12,16 @@ from typing import Any
 
 from helpers import query_runtime
 
-from clausewise.nodes.query.collect_passages import BRIDGE_CHARS, CITED_DECAY, collect_passages, merge_spans, rank
+from clausewise.nodes.query.collect_passages import (
+    BRIDGE_CHARS,
+    CITED_DECAY,
+    GAP,
+    collect_passages,
+    merge_spans,
+    rank,
+)
 from clausewise.nodes.query.deps import Reader
+from clausewise.stores.index import Hit
 from clausewise.system import System
 from clausewise.tools.query_tasks import OfflineQueryTasks, Terms
 
@@ -36,7 +44,7 @@ SECTIONS = {
 REFERENCES = {k("5.2"): [{"target": k("5.3")}], k("8.1"): [{"target": k("7.1")}]}
 
 
-def deps_with(similarity: dict[str, float]) -> Any:
+def deps_with() -> Any:
     def lookup(table: str, key: str) -> Any:
         if table == "references":
             return REFERENCES.get(key, [])
@@ -52,8 +60,6 @@ def deps_with(similarity: dict[str, float]) -> Any:
     return SimpleNamespace(
         stores=stores,
         reader=lambda: Reader(stores),  # type: ignore[arg-type]
-        vector_index=SimpleNamespace(similarity=lambda vector, keys: {key: similarity[key] for key in keys}),
-        query_vector=lambda text: text,
         terms=lambda question: Terms(),
     )
 
@@ -75,7 +81,7 @@ def passage(key: str) -> dict[str, Any]:
 
 def test_a_reference_to_a_heading_lifts_its_first_subclause_only() -> None:
     similarity = {k("5.2"): 0.9, k("5.3.1"): 0.3, k("5.3.2"): 0.3, k("5.3.10"): 0.3, k("7.1"): 0.5, k("8.1"): 0.2}
-    ranked = rank(deps_with(similarity), {"search_question": "q"}, [passage(key) for key in similarity])  # type: ignore[arg-type]
+    ranked = rank(deps_with(), {"search_question": "q"}, [passage(key) for key in similarity], similarity)  # type: ignore[arg-type]
     order = [p["key"] for p in ranked]
     score = {p["key"]: p["score"] for p in ranked}
     assert order[:2] == [k("5.2"), k("5.3.1")]
@@ -85,7 +91,7 @@ def test_a_reference_to_a_heading_lifts_its_first_subclause_only() -> None:
 
 def test_a_reference_to_a_clause_with_text_lifts_that_clause() -> None:
     similarity = {k("5.2"): 0.1, k("5.3.1"): 0.1, k("7.1"): 0.3, k("8.1"): 0.9}
-    ranked = rank(deps_with(similarity), {"search_question": "q"}, [passage(key) for key in similarity])  # type: ignore[arg-type]
+    ranked = rank(deps_with(), {"search_question": "q"}, [passage(key) for key in similarity], similarity)  # type: ignore[arg-type]
     assert [p["key"] for p in ranked][:2] == [k("8.1"), k("7.1")]
     assert {p["key"]: p["score"] for p in ranked}[k("5.3.1")] < 0.5
 
@@ -95,7 +101,7 @@ def test_a_bare_heading_comes_after_the_sections_with_text() -> None:
     similar to the question, comes first; the heading stays in the answer."""
     heading = passage(k("5.3"))
     similarity = {k("5.3"): 0.8, k("7.1"): 0.6}
-    ranked = rank(deps_with(similarity), {"search_question": "q"}, [heading, passage(k("7.1"))])  # type: ignore[arg-type]
+    ranked = rank(deps_with(), {"search_question": "q"}, [heading, passage(k("7.1"))], similarity)  # type: ignore[arg-type]
     assert [p["key"] for p in ranked] == [k("7.1"), k("5.3")]
 
 
@@ -115,6 +121,38 @@ def test_a_short_section_is_quoted_whole_with_its_pages(sample_store: SimpleName
     (passage,) = collect_passages(state, query_runtime(system))["passages"]  # type: ignore[arg-type]
     assert passage["text"] == section["text"].strip() and passage["spans"] == [[0, len(section["text"])]]
     assert passage["pages"] == section["pages"] and passage["page"] == section["pages"][0]
+
+
+def test_the_lines_nearest_the_question_are_quoted_too(
+    sample_store: SimpleNamespace, embedder: Any, monkeypatch: Any
+) -> None:
+    """A long section's passage quotes its extracts and the lines of its chunk nearest the question,
+    though they share no word with it (an archive's shelving, a clause on books and documents)."""
+    monkeypatch.setattr("clausewise.nodes.query.collect_passages.WHOLE_SECTION_CHARS", 50)
+    key = "CEN_EN1991-9-9_5.3.2"
+    text = sample_store.stores.lookup("sections", key)["text"]
+    lines = text.split("\n")
+    assert len(lines) >= 4 and len(text) > 50 + 2 * BRIDGE_CHARS
+    near = "\n".join(lines[-2:])
+    chunk = {"key": key, "text": f"EN 1991-9-9 5.3.2 heading\n{near}"}
+    index = SimpleNamespace(similarity=lambda vector, keys: {key: Hit(key, 0.7, chunk)} if key in keys else {})
+    system = System(
+        stores=sample_store.stores,
+        embedder=embedder,
+        vector_index=index,  # type: ignore[arg-type]
+        query_tasks=OfflineQueryTasks(),
+        cache_dir=Path("/x"),
+    )
+    state = {
+        "search_question": "q",
+        "extracts": {key: [{"start": 0, "text": lines[0], "pages": [1], "score": 1.0}]},
+        "candidates": {},
+    }
+    (passage,) = collect_passages(state, query_runtime(system))["passages"]  # type: ignore[arg-type]
+    start = text.index(near)
+    assert passage["spans"] == [[0, len(lines[0])], [start, start + len(near)]]
+    assert passage["text"] == lines[0] + GAP + near
+    assert passage["score"] >= 0.7  # the chunk's similarity is the passage's
 
 
 def test_extracts_merge_across_short_gaps_only() -> None:
