@@ -29,7 +29,7 @@ from clausewise.graph.state import QueryContext, QueryState
 from clausewise.nodes.query.deps import QueryDeps, Reader, deps_of
 from clausewise.page_map import pages_between
 from clausewise.stores.index import Hit
-from clausewise.tools.query_tasks import score_text
+from clausewise.tools.query_tasks import score_text, units
 
 KEY_PASSAGES = 10
 KEY_CHARS = 10_000
@@ -44,6 +44,7 @@ HEADING_PENALTY = 0.3  # a heading with (almost) no text under it: nothing to re
 CONTENTS_PENALTY = 1.0
 WHOLE_SECTION_CHARS = 2000  # a section this short is quoted whole: one clause, read as one
 BRIDGE_CHARS = 300  # a gap this short between two extracts (a NOTE, a line) is quoted with them
+PARAGRAPH_REACH = 500  # a quoted chunk is widened to its paragraphs' bounds when they are this near
 HEADING_ONLY_CHARS = 40  # a section with less text under its heading stands for its subclauses
 _OBJECTS = ("table", "figure", "expression")
 _LEADER = re.compile(r"(?:\.\s?){4,}|…{2,}")
@@ -103,10 +104,19 @@ def nearest_chunks(deps: QueryDeps, state: QueryState, keys: list[str]) -> dict[
 
 
 def chunk_span(text: str, chunk: str) -> tuple[int, int] | None:
-    """Where a chunk's lines (those after its heading line) lie in the section's text."""
+    """Where a chunk's lines (those after its heading line) lie in the section's text, widened to the
+    paragraphs they begin and end in (by at most ``PARAGRAPH_REACH`` characters each way): a chunk is
+    cut at lines, a quote should not start or stop in mid-sentence."""
     body = chunk.partition("\n")[2].strip()
     start = text.find(body) if body else -1
-    return (start, start + len(body)) if start >= 0 else None
+    if start < 0:
+        return None
+    end = start + len(body)
+    touched = [(a, b) for a, b in units(text) if a < end and start < b]
+    if touched:
+        start = touched[0][0] if start - touched[0][0] <= PARAGRAPH_REACH else start
+        end = touched[-1][1] if touched[-1][1] - end <= PARAGRAPH_REACH else end
+    return start, end
 
 
 def merge_spans(spans: list[tuple[int, int]], bridge: int = 0) -> list[tuple[int, int]]:

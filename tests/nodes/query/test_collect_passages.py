@@ -16,6 +16,7 @@ from clausewise.nodes.query.collect_passages import (
     BRIDGE_CHARS,
     CITED_DECAY,
     GAP,
+    chunk_span,
     collect_passages,
     merge_spans,
     rank,
@@ -153,6 +154,18 @@ def test_the_lines_nearest_the_question_are_quoted_too(
     assert passage["spans"] == [[0, len(lines[0])], [start, start + len(near)]]
     assert passage["text"] == lines[0] + GAP + near
     assert passage["score"] >= 0.7  # the chunk's similarity is the passage's
+
+
+def test_a_quoted_chunk_is_widened_to_its_paragraphs() -> None:
+    """A chunk is cut at lines: quoted, it runs from the start of the paragraph it begins in to the end
+    of the one it ends in, unless those lie more than PARAGRAPH_REACH characters away."""
+    text = "5.1 Title\n(1) First line of one\nsecond line of one.\n(2) Start of two\nend of two.\n(3) Three."
+    chunk = "EN 9 5.1 Title\nsecond line of one.\n(2) Start of two"
+    assert chunk_span(text, chunk) == (text.index("(1)"), text.index("\n(3)"))
+    assert chunk_span(text, "EN 9 5.1 Title\nnot in the text") is None
+    long_one = "5.1 Title\n(1) " + "word " * 200 + "\nlast line of one.\n(2) Two."
+    start = long_one.index("last line")
+    assert chunk_span(long_one, "h\nlast line of one.") == (start, start + len("last line of one."))
 
 
 def test_extracts_merge_across_short_gaps_only() -> None:
