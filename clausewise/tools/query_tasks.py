@@ -352,14 +352,24 @@ def legible(piece: str) -> bool:
     return plain >= 0.95 * len(piece) and len(_LONG_WORD.findall(piece)) >= 3 and "---" not in piece
 
 
+_OPENS = re.compile(r"\s*(?:\(\s?\d{1,2}\s?\)|NOTE\b|[a-h]\)|[-–•▪]\s|\|)")  # a paragraph, NOTE, item, row
+_CARRIES_ON = re.compile(r"\b(?:and|or|of|to|the|a|for|with|in|on|by|from|between|than|at)\s*$")
+
+
 def _continued_lines(text: str) -> list[str]:
+    """Printed lines joined into the sentences they carry: a line runs on into the next when the next
+    carries on in lower case, or when it ends in a word no sentence ends in, or in a comma and the next
+    does not start with a capital ("... wind directions 0°," / "90° and 180°."); a paragraph, NOTE,
+    list item, table row or a symbol's definition starts anew."""
     lines: list[str] = []
     for line in text.split("\n"):
-        runs_on = line[:1].islower() and not _DEFINES.match(line)
-        if lines and runs_on and not lines[-1].startswith("|") and not lines[-1].rstrip().endswith((".", ":")):
-            lines[-1] += " " + line
-        else:
-            lines.append(line)
+        if lines and not lines[-1].startswith("|") and not lines[-1].rstrip().endswith((".", ":")):
+            fresh = _OPENS.match(line) or _DEFINES.match(line)
+            after_comma = lines[-1].rstrip().endswith(",") and not line[:1].isupper()
+            if not fresh and (line[:1].islower() or after_comma or _CARRIES_ON.search(lines[-1])):
+                lines[-1] += " " + line
+                continue
+        lines.append(line)
     return lines
 
 

@@ -144,11 +144,17 @@ def test_the_summarys_value_sentences_run_over_their_printed_lines() -> None:
         "1.1 Scope\n(1) This Part gives guidance.\n"
         "(2) This Part does not apply for sites at altitudes above 1 500 m, unless\n"
         "otherwise specified.\ny is the weight density of snow, taken as 2 kN/m3\nk is a coefficient\n"
+        "(3) The values should be used for the wind directions 0°,\n90° and 180° within 45 m of the\n"
+        "NA boundary.\n(4) A width of 2 m,\n(5) A depth of 3 m.\n"
         "| Category A | qk = 2,0 | 2,0 kN/m2 |\n| Category B | 3,0 kN/m2 |"
     )
     assert value_statements(text) == [
         "(2) This Part does not apply for sites at altitudes above 1 500 m, unless otherwise specified.",
         "y is the weight density of snow, taken as 2 kN/m3",  # a symbol's line does not run on into the next
+        # a line ending in a comma or "the" carries on; a new paragraph does not join the one before
+        "(3) The values should be used for the wind directions 0°, 90° and 180° within 45 m of the NA boundary.",
+        "(4) A width of 2 m,",
+        "(5) A depth of 3 m.",
         "Category A | qk = 2,0 | 2,0 kN/m2",
         "Category B | 3,0 kN/m2",
     ]
