@@ -126,7 +126,7 @@ def _rows(lines: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
 
 def _merge_row(row: list[dict[str, Any]]) -> dict[str, Any]:
     merged: dict[str, Any] = {
-        "text": " ".join(ln["text"] for ln in row),
+        "text": _REPEATED_MARK.sub(r"\1", " ".join(ln["text"] for ln in row)),
         "bbox": [
             min(ln["bbox"][0] for ln in row),
             min(ln["bbox"][1] for ln in row),
@@ -365,6 +365,9 @@ _DINGBATS = {
     },
 }
 _PRIVATE_USE = re.compile("[\uf000-\uf0ff]")
+# A list item's mark given twice ("■ ■ be strong ..."): publishing software sets the mark in a symbol
+# font and the tab after it as a blank glyph that claims to be the same mark. One is drawn.
+_REPEATED_MARK = re.compile(r"^([■●•▪◆◦‣–—])(?:\s*\1)+(?=\s)")
 
 
 def _span_text(span: dict[str, Any]) -> str:

@@ -357,3 +357,20 @@ def test_a_symbol_fonts_private_use_marks_are_read_as_the_marks_they_draw() -> N
     assert _span_text(span("\uf021", "Wingdings")) == "\u2022"
     assert _span_text(span("\uf0fc", "Helvetica")) == "\uf0fc"
     assert _span_text(span("Concrete floor", "Wingdings-Regular")) == "Concrete floor"
+
+
+def test_a_list_mark_given_twice_is_read_once() -> None:
+    """Publishing software sets a list's mark in a symbol font and the tab after it as a blank glyph
+    claiming to be the same mark, each a line of its own on the item's baseline ("■ ■ be strong ...",
+    "– – a main guard rail"): one mark is drawn. A mark inside a line, and two different marks, are
+    left as they are."""
+    from clausewise.nodes.ingest.extract_page import _merge_row
+
+    def row(*texts: str) -> list[dict[str, Any]]:
+        return [{"text": t, "bbox": [10.0 * i, 0, 10.0 * i + 5, 10]} for i, t in enumerate(texts)]
+
+    assert _merge_row(row("■", "■", "be strong"))["text"] == "■ be strong"
+    assert _merge_row(row("–", "–", "a main guard rail"))["text"] == "– a main guard rail"
+    assert _merge_row(row("––", "a main guard rail"))["text"] == "– a main guard rail"
+    assert _merge_row(row("loads of 2 – 3 kN", "■ ■ here"))["text"] == "loads of 2 – 3 kN ■ ■ here"
+    assert _merge_row(row("■", "● mixed"))["text"] == "■ ● mixed"
