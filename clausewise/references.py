@@ -42,6 +42,12 @@ _BARE_CLAUSE = re.compile(
     r"(?<![\w.,(])(?P<num>[1-9]\d?(?:\.\d{1,2}){1,4})(?P<para>[ ]?\(\s?\d{1,2}\s?\)(?:[ ]?P\b)?)?"
     r"(?![\w.]*\d)(?!\s?(?:m|mm|kN|N|%|°|m2|m3)\b)"
 )
+# A clause in brackets, "(6.3.1.2 (11))" or "(4.2.3)": not an expression's number, which has two levels
+# ("(6.10)") and no paragraph after it.
+_BRACKETED_CLAUSE = re.compile(
+    r"(?<=\()(?:(?P<num>[1-9]\d?(?:\.\d{1,2}){2,4})(?P<para>\s?\(\s?\d{1,2}\s?\)(?:[ ]?P\b)?)?"
+    r"|(?P<num2>[1-9]\d?\.\d{1,2})(?P<para2>\s?\(\s?\d{1,2}\s?\)(?:[ ]?P\b)?))(?![\w.]*\d)"
+)
 _ANNEX_PARA = re.compile(r"(?<![\w.])(?P<letter>[A-H])\s?\((?P<para>\d{1,2})\)")
 _SECTION_PARA = re.compile(r"(?<![\w.,])(?P<num>[1-9]\d?)\s?\((?P<para>\d{1,2})\)(?!\s?[a-z]\))")
 _NEIGHBOUR = re.compile(
@@ -295,6 +301,10 @@ def spot_references(doc: DocId, section: Section, known: set[str]) -> list[dict[
         cue = _CUE.search(text[max(0, m.start() - 25) : m.start()])
         if key in known or cue:
             add(m.group(0).strip(), m.span(), key, "clause")
+    for m in _BRACKETED_CLAUSE.finditer(text):
+        key = object_key(doc, m.group("num") or m.group("num2"))
+        if key in known:
+            add(m.group(0), m.span(), key, "clause")
     for m in _SECTION_PARA.finditer(text):
         key = object_key(doc, m.group("num"))
         if key in known and _CUE.search(text[max(0, m.start() - 25) : m.start()]):

@@ -160,6 +160,9 @@ def test_spot_references_units() -> None:
         ("see 5.2(3)\nfor roofs", "5.2(3)"),
         # a paragraph number opening the next line is the citing clause's own next paragraph
         ("NOTE q is defined in 5.2\n(2) The wind pressure", "5.2"),
+        # a clause in brackets with its paragraph ("only one of psi and an (6.3.1.2 (11))")
+        ("only one of the factors (5.2 (3)) shall be applied", "5.2 (3)"),
+        ("only one of the factors (5.2\n(3)) shall be applied", "5.2\n(3)"),
     ],
 )
 def test_a_clause_reference_is_kept_as_written(text: str, raw: str) -> None:
@@ -168,6 +171,13 @@ def test_a_clause_reference_is_kept_as_written(text: str, raw: str) -> None:
     refs = spot_references(DocId("CEN", "EN1991-9-9"), _section(text), {f"{DOC}_5.2"})
     assert [(r["raw"], r["target"]) for r in refs] == [(raw, f"{DOC}_5.2")]
     assert all(text[r["span"][0] : r["span"][1]] == r["raw"] for r in refs)
+
+
+def test_a_bracketed_number_is_a_clause_only_with_three_levels_or_a_paragraph() -> None:
+    """ "(6.10)" numbers an expression; "(4.2.3)" and "(4.5 (2))" in brackets name clauses."""
+    known = {f"{DOC}_4.5", f"{DOC}_4.2.3"}
+    found = spot_references(DocId("CEN", "EN1991-9-9"), _section("ratio (4.5) and (4.2.3), see (4.5 (2))."), known)
+    assert [(r["raw"], r["target"]) for r in found] == [("4.2.3", f"{DOC}_4.2.3"), ("4.5 (2)", f"{DOC}_4.5")]
 
 
 @pytest.mark.parametrize(
