@@ -9,6 +9,7 @@ so nothing is downloaded at run time. With a Gemini key, chat and embeddings go 
 from __future__ import annotations
 
 import os
+import re
 import threading
 from functools import lru_cache
 from pathlib import Path
@@ -18,7 +19,7 @@ import numpy as np
 
 from clausewise.settings import Settings
 from clausewise.tools.ingest_tasks import IngestTasks, OfflineTasks
-from clausewise.tools.query_tasks import OfflineQueryTasks, QueryTasks
+from clausewise.tools.query_tasks import STOPWORDS, OfflineQueryTasks, QueryTasks
 
 
 class Embedder(Protocol):
@@ -28,6 +29,10 @@ class Embedder(Protocol):
     def embed_documents(self, texts: list[str]) -> np.ndarray: ...
 
     def embed_query(self, text: str) -> np.ndarray: ...
+
+    def soft_match(self, query: str, texts: list[str]) -> list[float] | None:
+        """How well each text covers the query's content words, token by token in context (higher is
+        better); None when the model gives no token vectors (collect-passages then ranks without)."""
 
 
 class MiniLMEmbedder:
@@ -97,6 +102,48 @@ class MiniLMEmbedder:
 
     def embed_query(self, text: str) -> np.ndarray:
         return self.embed_documents([text])[0]
+
+    def soft_match(self, query: str, texts: list[str]) -> list[float] | None:
+        """How well each text covers the query's content words, word by word in context (BERTScore
+        recall): each content token of the query is matched with the most similar token of the text
+        (first 128 tokens) and the similarities are averaged. It credits a text that says the same
+        in other words, which a whole-text vector blurs. None when the model runs without onnxruntime."""
+        if self._session is None:
+            return None
+        ((vectors, tokens),) = self._token_vectors([query])
+        content = [i for i, t in enumerate(tokens) if len(t.lstrip("#")) > 1 and t.lstrip("#") not in STOPWORDS]
+        if not content or not texts:
+            return [0.0] * len(texts)
+        wanted = vectors[content]
+        return [float((wanted @ v.T).max(axis=1).mean()) if len(v) else 0.0 for v, _ in self._token_vectors(texts)]
+
+    def _token_vectors(self, texts: list[str]) -> list[tuple[np.ndarray, list[str]]]:
+        """Each text's contextual token vectors (normalised) and tokens, special tokens and punctuation
+        left out."""
+        out: list[tuple[np.ndarray, list[str]]] = [(np.zeros((0, self.dim), dtype=np.float32), [])] * len(texts)
+        order = np.argsort([len(t) for t in texts], kind="stable")  # similar lengths share a batch
+        with self._lock:
+            for start in range(0, len(texts), self.batch_size):
+                idx = order[start : start + self.batch_size]
+                encoded = self._tokenizer.encode_batch([texts[i] for i in idx])
+                feeds = {
+                    "input_ids": np.array([e.ids for e in encoded], dtype=np.int64),
+                    "attention_mask": np.array([e.attention_mask for e in encoded], dtype=np.int64),
+                    "token_type_ids": np.array([e.type_ids for e in encoded], dtype=np.int64),
+                }
+                hidden = self._session.run(None, feeds)[0]  # type: ignore[union-attr]
+                for row, (i, e) in enumerate(zip(idx, encoded, strict=True)):
+                    keep = [
+                        j
+                        for j, (t, m) in enumerate(zip(e.tokens, e.attention_mask, strict=True))
+                        if m and t not in ("[CLS]", "[SEP]") and re.search(r"[a-z0-9]", t)
+                    ]
+                    v = hidden[row, keep]
+                    out[i] = (
+                        v / np.maximum(np.linalg.norm(v, axis=1, keepdims=True), 1e-12),
+                        [e.tokens[j] for j in keep],
+                    )
+        return out
 
 
 def _export_onnx(model_dir: Path, target: Path) -> None:
@@ -204,6 +251,10 @@ class GeminiEmbedder:
 
     def embed_query(self, text: str) -> np.ndarray:
         return self._normalised([self._client.embed_query(text)])[0]
+
+    def soft_match(self, query: str, texts: list[str]) -> list[float] | None:
+        """None: the API returns one vector per text, no token vectors."""
+        return None
 
 
 @lru_cache(maxsize=4)

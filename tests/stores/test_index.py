@@ -107,6 +107,20 @@ def test_vector_search_returns_the_right_chunk(
     assert -1.0001 <= scores[-1] <= scores[0] <= 1.0001
 
 
+def test_soft_match_credits_the_same_thing_said_in_other_words(embedder: Any) -> None:
+    """The offline embedder's soft match (collect-passages reads the head of the list again with it):
+    each content word of the question against the text's words in context."""
+    question = "What wind load does a chimney carry?"
+    texts = [
+        "Wind actions on flues and chimneys should be determined from the force coefficient.",
+        "The thermal coefficient for roofs covered with snow should be taken as 1,0.",
+    ]
+    same, other = embedder.soft_match(question, texts)
+    assert same > other and 0 < other < 1
+    assert embedder.soft_match(question, []) == []
+    assert embedder.soft_match("what is the", texts) == [0.0, 0.0]  # no content word to match
+
+
 def test_vector_index_size_and_paging(sample_store: SimpleNamespace, embedder: Any) -> None:
     index = LocalVectorIndex(Stores(LocalBlobs(sample_store.dir)))
     assert len(index) == sample_store.output["summary"]["chunks"]

@@ -134,6 +134,8 @@ def test_gemini_embedder_batches_and_normalises(api: GeminiStandIn) -> None:
     again = embedder.embed_documents(["clause 3 on snow loads"])[0]
     np.testing.assert_allclose(query, again, rtol=1e-5)  # deterministic stand-in vectors
     assert embedder.embed_documents([]).shape == (0, 256)
+    n = len(api.requests)
+    assert embedder.soft_match("snow loads", texts) is None and len(api.requests) == n  # no token vectors, no call
 
 
 def test_embedder_dimension_from_the_first_response(api: GeminiStandIn) -> None:

@@ -16,6 +16,7 @@ from clausewise.nodes.query.collect_passages import (
     BRIDGE_CHARS,
     CITED_DECAY,
     GAP,
+    SOFT_MATCH_WEIGHT,
     chunk_span,
     collect_passages,
     merge_spans,
@@ -45,7 +46,10 @@ SECTIONS = {
 REFERENCES = {k("5.2"): [{"target": k("5.3")}], k("8.1"): [{"target": k("7.1")}]}
 
 
-def deps_with() -> Any:
+def deps_with(soft: dict[str, float] | None = None) -> Any:
+    """Stand-in stores and reasoner; ``soft`` is the embedder's soft match of each passage (None: the
+    embedder gives none)."""
+
     def lookup(table: str, key: str) -> Any:
         if table == "references":
             return REFERENCES.get(key, [])
@@ -62,6 +66,13 @@ def deps_with() -> Any:
         stores=stores,
         reader=lambda: Reader(stores),  # type: ignore[arg-type]
         terms=lambda question: Terms(),
+        embedder=SimpleNamespace(
+            soft_match=lambda query, texts: (
+                None
+                if soft is None
+                else [next(v for key, v in soft.items() if SECTIONS[key] in text) for text in texts]
+            )
+        ),
     )
 
 
@@ -104,6 +115,20 @@ def test_a_bare_heading_comes_after_the_sections_with_text() -> None:
     similarity = {k("5.3"): 0.8, k("7.1"): 0.6}
     ranked = rank(deps_with(), {"search_question": "q"}, [heading, passage(k("7.1"))], similarity)  # type: ignore[arg-type]
     assert [p["key"] for p in ranked] == [k("7.1"), k("5.3")]
+
+
+def test_the_head_of_the_list_is_read_again_word_by_word() -> None:
+    """The embedder's soft match of the first passages (each content word of the question against the
+    passage's words in context) moves, among them, the one that says what was asked in other words
+    up; a passage the soft match rates below the head's average goes down. The rest keep their order."""
+    similarity = {k("7.1"): 0.6, k("8.1"): 0.58, k("5.3.10"): 0.1}
+    plain = rank(deps_with(), {"search_question": "q"}, [passage(key) for key in similarity], similarity)  # type: ignore[arg-type]
+    assert [p["key"] for p in plain] == [k("7.1"), k("8.1"), k("5.3.10")]
+    soft = {k("7.1"): 0.30, k("8.1"): 0.50, k("5.3.10"): 0.40}
+    read = rank(deps_with(soft), {"search_question": "q"}, [passage(key) for key in similarity], similarity)  # type: ignore[arg-type]
+    assert [p["key"] for p in read][:2] == [k("8.1"), k("7.1")]
+    before, after = {p["key"]: p["score"] for p in plain}, {p["key"]: p["score"] for p in read}
+    assert round(after[k("8.1")] - before[k("8.1")], 4) == round(SOFT_MATCH_WEIGHT * (0.50 - 0.40), 4)
 
 
 def test_a_short_section_is_quoted_whole_with_its_pages(sample_store: SimpleNamespace, embedder: Any) -> None:
