@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import re
 import threading
+from collections.abc import Iterator
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Protocol
@@ -85,20 +86,25 @@ class MiniLMEmbedder:
             if self._st_model is not None:
                 vectors = self._st_model.encode(texts, batch_size=64, normalize_embeddings=True)
                 return np.asarray(vectors, dtype=np.float32)
-            order = np.argsort([len(t) for t in texts], kind="stable")  # similar lengths share a batch
-            for start in range(0, len(texts), self.batch_size):
-                idx = order[start : start + self.batch_size]
-                encoded = self._tokenizer.encode_batch([texts[i] for i in idx])
-                feeds = {
-                    "input_ids": np.array([e.ids for e in encoded], dtype=np.int64),
-                    "attention_mask": np.array([e.attention_mask for e in encoded], dtype=np.int64),
-                    "token_type_ids": np.array([e.type_ids for e in encoded], dtype=np.int64),
-                }
-                hidden = self._session.run(None, feeds)[0]  # type: ignore[union-attr]
-                mask = feeds["attention_mask"][..., None].astype(np.float32)
+            for idx, encoded, hidden in self._run(texts):
+                mask = np.array([e.attention_mask for e in encoded], dtype=np.float32)[..., None]
                 pooled = (hidden * mask).sum(axis=1) / np.maximum(mask.sum(axis=1), 1e-9)
                 out[idx] = pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
         return out
+
+    def _run(self, texts: list[str]) -> Iterator[tuple[np.ndarray, list[Any], np.ndarray]]:
+        """The texts through the model in batches of similar length: each batch's indices into
+        ``texts``, encodings and token vectors. The caller holds the lock."""
+        order = np.argsort([len(t) for t in texts], kind="stable")
+        for start in range(0, len(texts), self.batch_size):
+            idx = order[start : start + self.batch_size]
+            encoded = self._tokenizer.encode_batch([texts[i] for i in idx])
+            feeds = {
+                "input_ids": np.array([e.ids for e in encoded], dtype=np.int64),
+                "attention_mask": np.array([e.attention_mask for e in encoded], dtype=np.int64),
+                "token_type_ids": np.array([e.type_ids for e in encoded], dtype=np.int64),
+            }
+            yield idx, encoded, self._session.run(None, feeds)[0]  # type: ignore[union-attr]
 
     def embed_query(self, text: str) -> np.ndarray:
         return self.embed_documents([text])[0]
@@ -121,17 +127,8 @@ class MiniLMEmbedder:
         """Each text's contextual token vectors (normalised) and tokens, special tokens and punctuation
         left out."""
         out: list[tuple[np.ndarray, list[str]]] = [(np.zeros((0, self.dim), dtype=np.float32), [])] * len(texts)
-        order = np.argsort([len(t) for t in texts], kind="stable")  # similar lengths share a batch
         with self._lock:
-            for start in range(0, len(texts), self.batch_size):
-                idx = order[start : start + self.batch_size]
-                encoded = self._tokenizer.encode_batch([texts[i] for i in idx])
-                feeds = {
-                    "input_ids": np.array([e.ids for e in encoded], dtype=np.int64),
-                    "attention_mask": np.array([e.attention_mask for e in encoded], dtype=np.int64),
-                    "token_type_ids": np.array([e.type_ids for e in encoded], dtype=np.int64),
-                }
-                hidden = self._session.run(None, feeds)[0]  # type: ignore[union-attr]
+            for idx, encoded, hidden in self._run(texts):
                 for row, (i, e) in enumerate(zip(idx, encoded, strict=True)):
                     keep = [
                         j
