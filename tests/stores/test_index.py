@@ -121,6 +121,18 @@ def test_soft_match_credits_the_same_thing_said_in_other_words(embedder: Any) ->
     assert embedder.soft_match("what is the", texts) == [0.0, 0.0]  # no content word to match
 
 
+def test_soft_match_reads_a_text_once(embedder: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A passage's token vectors are kept: the next question over the same passages runs the model on
+    the new question and the new passages only, and scores them as before."""
+    texts = ["Loads on floors due to storage should be taken from Table 6.4.", "Snow loads on roofs."]
+    first = embedder.soft_match("What floor load for an archive?", texts)
+    ran: list[str] = []
+    run = embedder._run
+    monkeypatch.setattr(embedder, "_run", lambda batch: (ran.extend(batch), run(batch))[1])
+    again = embedder.soft_match("What floor load for an archive?", [*texts, "Wind on walls."])
+    assert ran == ["Wind on walls."] and again[:2] == first
+
+
 def test_vector_index_size_and_paging(sample_store: SimpleNamespace, embedder: Any) -> None:
     index = LocalVectorIndex(Stores(LocalBlobs(sample_store.dir)))
     assert len(index) == sample_store.output["summary"]["chunks"]
