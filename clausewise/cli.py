@@ -300,7 +300,7 @@ def show(
     from clausewise.references import Resolver, resolved_references
 
     refs = resolved_references(stores.lookup("references", key) or [], Resolver(stores), key)  # as they resolve now
-    rules = stores.lookup("precedence", key) or []
+    rules: list[dict[str, Any]] = stores.lookup("precedence", key) or []
     obj = stores.lookup("objects", key) or {}
     image = system.local_path(obj["image"]) if obj.get("image") else None
     payload = {

@@ -96,7 +96,7 @@ def equivalents_in(
     is not the word "to". A term that is one of the ``ignore`` words (stopwords) never matches."""
     lowered = " " + " ".join(w.lower() for w in words) + " "
     written = " " + " ".join(words) + " "
-    out = []
+    out: list[tuple[str, str]] = []
     for key, entry in kv.items():
         if len(key) < 2 or key in ignore:
             continue

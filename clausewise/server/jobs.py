@@ -86,7 +86,7 @@ class IngestRunner:
         from clausewise.stores import StoreError
 
         self.book.update(job_id, status="running")
-        progress = {"pages_done": 0, "pages": None}
+        progress: dict[str, Any] = {"pages_done": 0, "pages": None}
 
         def on_progress(
             pages: int | None = None,

@@ -349,9 +349,10 @@ class Stores:
         got = self.blobs.read(entry["image"])
         return None if got is None else got[0]
 
-    def lookup(self, table: str, key: str) -> dict[str, Any] | None:
-        """One entry of a per-document table by its full key (``CEN_EN1991-1-3_5.3.2``)."""
-        return self.doc_table(document_of(key), table).get(key)  # type: ignore[no-any-return]
+    def lookup(self, table: str, key: str) -> Any:
+        """One entry of a per-document table by its full key (``CEN_EN1991-1-3_5.3.2``): a dict
+        (sections, objects, formulae), a list (references, precedence), None when absent."""
+        return self.doc_table(document_of(key), table).get(key)
 
     def iter_sections(self) -> Iterator[tuple[str, dict[str, Any]]]:
         for doc_key in sorted(self.visible_documents()):

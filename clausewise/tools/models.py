@@ -25,8 +25,11 @@ from clausewise.tools.query_tasks import STOPWORDS, OfflineQueryTasks, QueryTask
 
 
 class Embedder(Protocol):
-    name: str
-    dim: int
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def dim(self) -> int: ...
 
     def embed_documents(self, texts: list[str]) -> np.ndarray: ...
 

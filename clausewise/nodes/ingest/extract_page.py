@@ -214,7 +214,7 @@ def _layout_regions(page: pymupdf.Page) -> list[dict[str, Any]]:
     import pymupdf.layout  # noqa: F401  (activates the ONNX layout model)
 
     page.get_layout()
-    info = page.layout_information or []
+    info: list[Any] = page.layout_information or []
     return [
         {"bbox": [float(v) for v in box[:4]], "class": box[4]}
         for box in info
@@ -710,7 +710,7 @@ def read_page(doc: pymupdf.Document, pno: int, *, crop: bool = True) -> dict[str
     objects: list[dict[str, Any]] = []
     title_lines: list[list[float]] = []
     layout_s = 0.0
-    captions = []
+    captions: list[tuple[tuple[str, str, str], dict[str, Any]]] = []
     # The layout model (~0.2 s a page) runs only where a figure caption needs its drawing found; a
     # table's OCR rows already say where it is (from its caption down to the next paragraph).
     regions: list[dict[str, Any]] = []
@@ -843,9 +843,9 @@ def read_page(doc: pymupdf.Document, pno: int, *, crop: bool = True) -> dict[str
     for obj in objects:
         obj_lines = obj.pop("lines", [])
         if obj["kind"] == "table":
-            rows = table_rows(obj_lines)
-            obj["rows"] = rows
-            obj["body"] = rows_to_markdown(rows)
+            cells = table_rows(obj_lines)
+            obj["rows"] = cells
+            obj["body"] = rows_to_markdown(cells)
         else:
             obj["body"] = " ".join(_merge_row(r)["text"] for r in _rows(obj_lines))
         x0, y0, x1, y1 = obj["bbox"]

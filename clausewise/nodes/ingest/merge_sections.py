@@ -564,7 +564,8 @@ def _parent_code(code: str) -> str | None:
 
 def _join(lines: list[Line]) -> tuple[str, list[list[int]]]:
     """Section text and its page map: [[char offset, page], ...] at every page change."""
-    text, page_map = "", []
+    text = ""
+    page_map: list[list[int]] = []
     for line in lines:
         if not page_map or page_map[-1][1] != line.page:
             page_map.append([len(text) + (1 if text else 0), line.page])

@@ -209,9 +209,9 @@ def _precedence_lines(rules: list[dict[str, Any]], passages: list[dict[str, Any]
         head, item, tail = (m.group(1), m.group(2), m.group(3)) if m else (rule, "", "")
         listed.setdefault((source, head, tail, tuple(keys)), []).append(item)
     lines = []
-    for (source, head, tail, keys), items in list(listed.items())[:MARKDOWN_RULES]:
+    for (source, head, tail, targets), items in list(listed.items())[:MARKDOWN_RULES]:
         words = f"{head}{', '.join(items)}{tail}"
-        others = [_name(k, by_key) for k in keys if k != source]
+        others = [_name(k, by_key) for k in targets if k != source]
         governs = f" (governs {', '.join(others)})" if others else ""
         lines.append(f"- **{_name(source, by_key)}**: {' '.join(words.split())}{governs}")
     if len(listed) > MARKDOWN_RULES:

@@ -101,7 +101,7 @@ def follow_refs(state: QueryState, runtime: Runtime[QueryContext]) -> dict[str, 
                 new[target] = entry
             elif target in extracts and not extracts[target] and entry.get("focus") and target not in new:
                 new[target] = entry  # read again, now for the paragraph the reference names
-    reread = {k: [] for k in new if k in extracts}
+    reread: dict[str, list[dict[str, Any]]] = {k: [] for k in new if k in extracts}
     update: dict[str, Any] = {
         "candidates": new,
         "followed": done,
