@@ -38,16 +38,14 @@ _WIDE_OBJECT_REF = re.compile(
     r"|[Pp]aragraphs?|[Ss]ubclauses?)\s*\(?(?P<num>(?:[A-Z]\d?[.-]?)?\d{1,4}(?:[.-]\d{1,3}){0,4}[a-z]?(?:\([A-Z0-9]{1,2}\))?)"
     r"(?![\w-])"
 )
+_CLAUSE_NUM = r"(?P<num>[1-9]\d?(?:\.\d{1,2}){1,4})"
+_PARA = r"\(\s?\d{1,2}\s?\)(?:[ ]?P\b)?"  # "(3)", "(2)P"
 _BARE_CLAUSE = re.compile(
-    r"(?<![\w.,(])(?P<num>[1-9]\d?(?:\.\d{1,2}){1,4})(?P<para>[ ]?\(\s?\d{1,2}\s?\)(?:[ ]?P\b)?)?"
-    r"(?![\w.]*\d)(?!\s?(?:m|mm|kN|N|%|°|m2|m3)\b)"
+    rf"(?<![\w.,(]){_CLAUSE_NUM}(?P<para>[ ]?{_PARA})?(?![\w.]*\d)(?!\s?(?:m|mm|kN|N|%|°|m2|m3)\b)"
 )
-# A clause in brackets, "(6.3.1.2 (11))" or "(4.2.3)": not an expression's number, which has two levels
-# ("(6.10)") and no paragraph after it.
-_BRACKETED_CLAUSE = re.compile(
-    r"(?<=\()(?:(?P<num>[1-9]\d?(?:\.\d{1,2}){2,4})(?P<para>\s?\(\s?\d{1,2}\s?\)(?:[ ]?P\b)?)?"
-    r"|(?P<num2>[1-9]\d?\.\d{1,2})(?P<para2>\s?\(\s?\d{1,2}\s?\)(?:[ ]?P\b)?))(?![\w.]*\d)"
-)
+# A clause in brackets, "(6.3.1.2 (11))" or "(4.2.3)", named by three levels or a paragraph: an
+# expression's number has two levels and no paragraph ("(6.10)").
+_BRACKETED_CLAUSE = re.compile(rf"(?<=\(){_CLAUSE_NUM}(?P<para>\s?{_PARA})?(?![\w.]*\d)")
 _ANNEX_PARA = re.compile(r"(?<![\w.])(?P<letter>[A-H])\s?\((?P<para>\d{1,2})\)")
 _SECTION_PARA = re.compile(r"(?<![\w.,])(?P<num>[1-9]\d?)\s?\((?P<para>\d{1,2})\)(?!\s?[a-z]\))")
 _NEIGHBOUR = re.compile(
@@ -302,8 +300,8 @@ def spot_references(doc: DocId, section: Section, known: set[str]) -> list[dict[
         if key in known or cue:
             add(m.group(0).strip(), m.span(), key, "clause")
     for m in _BRACKETED_CLAUSE.finditer(text):
-        key = object_key(doc, m.group("num") or m.group("num2"))
-        if key in known:
+        key = object_key(doc, m.group("num"))
+        if key in known and (m.group("para") or m.group("num").count(".") >= 2):
             add(m.group(0), m.span(), key, "clause")
     for m in _SECTION_PARA.finditer(text):
         key = object_key(doc, m.group("num"))
