@@ -241,7 +241,9 @@ def _titled(passage: dict[str, Any]) -> str:
 def _cited(read: Reader, key: str, among: set[str]) -> list[str]:
     """Sections of the answer that ``key`` cites. A reference to a whole clause whose own text is only
     its heading ("determined using 5.3", where 5.3 holds subclauses) reaches the first of its subclauses
-    in the answer ("5.3.1 General"), which introduces the rest."""
+    in the answer ("5.3.1 General"), which introduces the rest. A reference to a whole section or annex
+    with text of its own ("Annex C gives ground snow load maps", as a scope lists them) points to a
+    chapter, not to the text that answers: it lifts nothing."""
     cited = []
     for ref in read.lookup("references", key) or []:
         target = ref.get("target")
@@ -249,9 +251,15 @@ def _cited(read: Reader, key: str, among: set[str]) -> list[str]:
             continue
         if target not in among or _heading_only(read, target):
             target = _first_subclause(target, among) or (target if target in among else None)
-        if target and target != key:
+        if target and target != key and not _chapter(read, target):
             cited.append(target)
     return list(dict.fromkeys(cited))
+
+
+def _chapter(read: Reader, key: str) -> bool:
+    """A whole section or annex: a top-level section that is not a table, figure or expression."""
+    section = read.section(key) or {}
+    return not section.get("parent") and section.get("kind") not in _OBJECTS
 
 
 def _heading_only(read: Reader, key: str) -> bool:

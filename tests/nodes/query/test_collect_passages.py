@@ -1,6 +1,7 @@
 """collect-passages (nodes/query/collect_passages.py). Ranking on stand-in stores: a reference to a
 whole clause whose own text is only its heading lifts the first of its subclauses in the answer, not
-every subclause; a reference to a clause with text of its own lifts that clause. Quoting, on the
+every subclause; a reference to a clause with text of its own lifts that clause; one to a whole annex
+lifts nothing. Quoting, on the
 ingested sample: a short section is quoted whole with every page it lies on; extracts of a long one
 are merged across short gaps only."""
 
@@ -42,8 +43,20 @@ SECTIONS = {
     k("5.3.10"): "5.3.10 Later roofs\n(1) Something else about roofs in general.",
     k("7.1"): "7.1 Other matters\n(1) Text on another subject entirely, long enough to stand alone.",
     k("8.1"): "8.1 Accidental matters\n(1) Further text that cites 7.1 for its rules.",
+    k("1.1"): "1.1 Scope\n(1) Annex A gives maps of the matters; 7.1 gives the rules for them.",
+    k("annex_A"): "Annex A (informative) Maps\nA chapter of maps, long enough to have text of its own.",
 }
-REFERENCES = {k("5.2"): [{"target": k("5.3")}], k("8.1"): [{"target": k("7.1")}]}
+REFERENCES = {
+    k("5.2"): [{"target": k("5.3")}],
+    k("8.1"): [{"target": k("7.1")}],
+    k("1.1"): [{"target": k("annex_A")}, {"target": k("7.1")}],
+}
+
+
+def parent(key: str) -> str | None:
+    """ "5.3.1" sits in "5.3", "5.2" in "5"; an annex is a chapter of its own."""
+    code = key.rsplit("_", 1)[1]
+    return k(code.rsplit(".", 1)[0]) if "." in code else None
 
 
 def deps_with(soft: dict[str, float] | None = None) -> Any:
@@ -54,7 +67,7 @@ def deps_with(soft: dict[str, float] | None = None) -> Any:
         if table == "references":
             return REFERENCES.get(key, [])
         if table == "sections":
-            return {"text": SECTIONS[key]} if key in SECTIONS else None
+            return {"text": SECTIONS[key], "parent": parent(key), "kind": "clause"} if key in SECTIONS else None
         raise KeyError(key)
 
     def doc_table(doc: str, table: str) -> dict[str, Any]:
@@ -106,6 +119,16 @@ def test_a_reference_to_a_clause_with_text_lifts_that_clause() -> None:
     ranked = rank(deps_with(), {"search_question": "q"}, [passage(key) for key in similarity], similarity)  # type: ignore[arg-type]
     assert [p["key"] for p in ranked][:2] == [k("8.1"), k("7.1")]
     assert {p["key"]: p["score"] for p in ranked}[k("5.3.1")] < 0.5
+
+
+def test_a_reference_to_a_whole_annex_lifts_nothing() -> None:
+    """A scope lists the chapters: the clause it cites is lifted, the annex it names keeps its own score."""
+    similarity = {k("1.1"): 0.9, k("annex_A"): 0.2, k("7.1"): 0.2}
+    ranked = rank(deps_with(), {"search_question": "q"}, [passage(key) for key in similarity], similarity)  # type: ignore[arg-type]
+    score = {p["key"]: p["score"] for p in ranked}
+    assert [p["key"] for p in ranked] == [k("1.1"), k("7.1"), k("annex_A")]
+    assert score[k("7.1")] == round(score[k("1.1")] * CITED_DECAY, 4)
+    assert score[k("annex_A")] < 0.5
 
 
 def test_a_bare_heading_comes_after_the_sections_with_text() -> None:
