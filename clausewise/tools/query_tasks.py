@@ -299,15 +299,22 @@ def find_conflicts(
     by_key: dict[str, set[str]] = defaultdict(set)
     for rule in rules:
         by_key[rule["key"]].add(rule.get("type") or "")
-    for key, types in sorted(by_key.items()):
-        if "recommended-value" in types and ({"ndp", "national-annex"} & types):
-            conflicts.append(
-                {
-                    "topic": "recommended value vs national choice",
-                    "passages": [key],
-                    "note": "the value given is a recommendation; the National Annex may set another",
-                }
-            )
+    # one flag for every passage whose value is a recommendation the National Annex may change, in
+    # the answer's order (not one copy of the same note per passage)
+    in_order = list(dict.fromkeys([p["key"] for p in passages] + sorted(by_key)))
+    recommended = [
+        key
+        for key in in_order
+        if "recommended-value" in by_key.get(key, ()) and {"ndp", "national-annex"} & by_key.get(key, set())
+    ]
+    if recommended:
+        conflicts.append(
+            {
+                "topic": "recommended value vs national choice",
+                "passages": recommended,
+                "note": "the value given is a recommendation; the National Annex may set another",
+            }
+        )
 
     def across_documents(term: str, sources: list[str]) -> bool:
         return term in clashing and len({document_of(src) for src in sources}) > 1

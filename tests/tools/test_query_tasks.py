@@ -85,6 +85,27 @@ def test_a_symbol_given_two_values_for_the_same_case_is_a_conflict() -> None:
     assert "Ce = 0,9 in CEN_EN1991-9-9_A.1" in found[0]["note"]
 
 
+def test_recommended_values_the_national_annex_may_change_are_one_flag_in_answer_order() -> None:
+    """One flag names every passage whose value is a recommendation under a national choice, in the
+    answer's order; a recommendation with no national choice over it is not flagged."""
+    from clausewise.tools.query_tasks import find_conflicts
+
+    passages = [
+        _passage("CEN_EN1991-9-9_table_7.1", "| zone A | cpe = -1,2 |"),
+        _passage("CEN_EN1991-9-9_4.2", "(1) The recommended value is 1,0."),
+        _passage("CEN_EN1991-9-9_5.1", "(2) The recommended value is 2,0."),
+    ]
+    rules = [
+        {"key": "CEN_EN1991-9-9_4.2", "type": "recommended-value"},
+        {"key": "CEN_EN1991-9-9_4.2", "type": "ndp"},
+        {"key": "CEN_EN1991-9-9_table_7.1", "type": "recommended-value"},
+        {"key": "CEN_EN1991-9-9_table_7.1", "type": "national-annex"},
+        {"key": "CEN_EN1991-9-9_5.1", "type": "recommended-value"},
+    ]
+    flags = [c for c in find_conflicts(passages, rules, {}) if c["topic"] == "recommended value vs national choice"]
+    assert [c["passages"] for c in flags] == [["CEN_EN1991-9-9_table_7.1", "CEN_EN1991-9-9_4.2"]]
+
+
 def test_values_for_different_cases_or_written_differently_are_not_conflicts() -> None:
     """The rows of a table, a coefficient for two situations, another code's symbol of the same name and
     "2" against "2,0" disagree about nothing."""
