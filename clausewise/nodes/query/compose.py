@@ -22,6 +22,7 @@ MARKDOWN_PASSAGE_CHARS = 1_200  # longest quote of one passage in the brief
 MARKDOWN_FIGURES = 8  # figures and tables listed with their files in the brief
 MARKDOWN_UNRESOLVED = 12  # documents not ingested, listed in the brief
 MARKDOWN_RULES = 12  # precedence rules of the quoted passages in the brief
+FLAG_NAMES = 3  # a conflict flag on more passages names only the quoted ones in the brief
 # "national choice is allowed in 5.2(7) (listed in the foreword)": one of a list
 _LISTED = re.compile(r"^(.*\ballowed in )((?:Table|Figure|Expression) \S+|\S+)( .*)?$", re.S)
 
@@ -149,7 +150,11 @@ def render_markdown(
         for c in conflicts:
             said.setdefault((c["topic"], c["note"]), []).extend(c.get("passages") or [])
         for (topic, note), keys in said.items():
-            where = ", ".join(_name(k, by_key) for k in dict.fromkeys(keys))
+            keys = list(dict.fromkeys(keys))
+            # a flag on many passages names the quoted ones and counts the rest (they are in the JSON)
+            shown = keys if len(keys) <= FLAG_NAMES else [k for k in keys if k in quoted]
+            more = len(keys) - len(shown)
+            where = ", ".join(_name(k, by_key) for k in shown) + (f" and {more} more in the answer" if more else "")
             lines.append(f"- **{topic}** ({where}): {note}")
     if rest:
         lines += _rest_table(rest)

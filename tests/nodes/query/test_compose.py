@@ -161,3 +161,27 @@ def test_a_flag_raised_on_several_quoted_passages_is_one_line_of_the_brief() -> 
     brief = render_markdown(state, [passage("5.2"), passage("Table 5.1")], [], "summary")  # type: ignore[arg-type]
     assert brief.count("recommended value vs national choice") == 1
     assert "(EN 1991-9-9 5.2, EN 1991-9-9 Table 5.1)" in brief
+
+
+def test_a_flag_on_many_passages_names_the_quoted_ones_and_counts_the_rest() -> None:
+    """One flag over 20 passages of the answer: the brief names those it quotes; a conflict between two
+    passages names both, quoted or not."""
+    from clausewise.nodes.query.compose import render_markdown
+
+    def passage(section: str, tier: str) -> dict[str, Any]:
+        key = f"CEN_EN1991-9-9_{section}"
+        return {"key": key, "document": "EN 1991-9-9", "section": section, "title": "", "page": 5,
+                "pages": [5], "text": f"{section} text", "hop": 0, "via": "vector", "tier": tier}  # fmt: skip
+
+    passages = [passage("5.2", "key")] + [passage(f"7.{i}", "background") for i in range(1, 20)]
+    keys = [p["key"] for p in passages]
+    state = {
+        "search_question": "What is Ce?",
+        "conflicts": [
+            {"topic": "recommended value vs national choice", "passages": keys, "note": "the NA may set another"},
+            {"topic": "Ce is given different values", "passages": keys[:2], "note": "Ce = 1,0 in 5.2; 0,9 in 7.1"},
+        ],
+    }
+    brief = render_markdown(state, passages, [], "summary")  # type: ignore[arg-type]
+    assert "- **recommended value vs national choice** (EN 1991-9-9 5.2 and 19 more in the answer)" in brief
+    assert "- **Ce is given different values** (EN 1991-9-9 5.2, EN 1991-9-9 7.1)" in brief
