@@ -461,7 +461,9 @@ class _Parser:
     def _front_matter(self, lines: list[Line]) -> None:
         """Split what comes before clause 1 at unnumbered headings (Foreword, National annex ...):
         the cover (first pages with little text, before any heading) and contents pages get kinds of
-        their own, and a document without numbered clauses is cut into heading- or page-sized parts."""
+        their own, and a document without numbered clauses is cut into heading- or page-sized parts. In
+        a document whose paragraphs are numbered, a heading those paragraphs follow is a part of the body
+        (a clause, their parent), not front matter."""
         current: Draft | None = None
         seen: set[str] = set()
         cover = self._cover_pages(lines)
@@ -484,8 +486,8 @@ class _Parser:
             if number is not None and (current is None or current.kind in ("front", "clause", "cover")):
                 if current is None or current.kind == "cover":
                     part = None
-                elif current.kind == "front":
-                    part = current
+                elif current.kind == "front":  # a heading that numbered paragraphs belong to is body, not front matter
+                    part, current.kind = current, "clause"
                 title, parent = (part.title, part.code) if part else ("", None)
                 current = self._open(Draft(str(number), "clause", title, (number,), parent), line)
                 continue
