@@ -301,12 +301,10 @@ def find_conflicts(
         by_key[rule["key"]].add(rule.get("type") or "")
     # one flag for every passage whose value is a recommendation the National Annex may change, in
     # the answer's order (not one copy of the same note per passage)
-    in_order = list(dict.fromkeys([p["key"] for p in passages] + sorted(by_key)))
-    recommended = [
-        key
-        for key in in_order
-        if "recommended-value" in by_key.get(key, ()) and {"ndp", "national-annex"} & by_key.get(key, set())
-    ]
+    flagged = {
+        key for key, types in by_key.items() if "recommended-value" in types and {"ndp", "national-annex"} & types
+    }
+    recommended = [key for key in dict.fromkeys([p["key"] for p in passages] + sorted(flagged)) if key in flagged]
     if recommended:
         conflicts.append(
             {
