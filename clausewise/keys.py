@@ -363,6 +363,9 @@ def object_key(doc: DocId | str, object_code: str) -> str:
     return f"{prefix}_{object_code}"
 
 
+OBJECT_KINDS = ("table", "figure", "expression")  # the numbered objects a clause cites, each a section
+
+
 def split_key(key: str) -> tuple[str, str, str]:
     """``CEN_EN1991-1-3_5.3.2`` -> (``CEN``, ``EN1991-1-3``, ``5.3.2``); object code may be empty."""
     parts = key.split("_", 2)

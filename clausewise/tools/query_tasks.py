@@ -18,7 +18,7 @@ from typing import Any, Literal, NotRequired, Protocol, TypedDict
 
 import snowballstemmer
 
-from clausewise.keys import document_of
+from clausewise.keys import OBJECT_KINDS, document_of
 from clausewise.kv import equivalents_in, recorded_conflicts
 from clausewise.tools.parallel import Usage, offline_usage
 
@@ -478,7 +478,7 @@ class OfflineQueryTasks:
             para = focus.get(section["key"])
             if para and para != "*":
                 keep |= {i for i, (a, b) in enumerate(spans) if re.match(r"\s*" + re.escape(para), text[a:b])}
-            if section["kind"] in ("table", "figure", "expression") and (keep or para):
+            if section["kind"] in OBJECT_KINDS and (keep or para):
                 keep = set(range(len(spans)))  # a relevant or cited table or figure is shown whole
             if not keep:
                 continue

@@ -11,7 +11,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from clausewise.graph.state import IngestContext, IngestState
-from clausewise.keys import split_key
+from clausewise.keys import OBJECT_KINDS, split_key
 from clausewise.kv import replace_document_terms
 from clausewise.nodes.ingest.deps import system_of
 from clausewise.references import NOT_INGESTED, doc_display, resolve_external
@@ -47,7 +47,7 @@ def _commit_document(
         (p["page"], "expression", e["number"]): e for p in state["page_results"] for e in p.get("expressions", [])
     }
     for key, s in sections.items():
-        if s["kind"] in ("table", "figure", "expression"):
+        if s["kind"] in OBJECT_KINDS:
             raw = page_objects.get((s["pages"][0], s["kind"], s.get("raw_number", s["number"])))
             image = writer.put_image(key, raw["png"]) if crop_images and raw and raw.get("png") else None
             objects[key] = {

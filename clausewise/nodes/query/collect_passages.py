@@ -11,12 +11,13 @@ known about it: its best chunk's vector similarity to the question (or any sub-q
 of the question's terms (and their kv equivalents) its extract covers, how much of the answer its
 document holds, and the kind of section (contents pages and cover matter last, a bare heading after
 the sections with text). Support from the reference graph then lifts a section that a better one
-cites (a table a relevant clause points to inherits most of that clause's score), and each passage's
+cites (a clause or table a relevant clause points to inherits much of that clause's score), and each passage's
 cited tables, figures and expressions follow it in reading order. The first ``SOFT_MATCH_PASSAGES``
 are then read again word by word: the embedder's soft match (each content word of the question
 against the passage's words in context) moves those that say what was asked, in whatever words, up
 among them. The first passages, up to ``KEY_PASSAGES`` or ``KEY_CHARS`` of text, are the key tier;
-the next ones up to ``SUPPORTING_PASSAGES`` are supporting; the rest background.
+the next ones up to ``SUPPORTING_PASSAGES`` are supporting; the rest background. An expression a
+passage before it already quotes goes to the back; that passage names it in ``restates``.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from clausewise.graph.state import QueryContext, QueryState
+from clausewise.keys import OBJECT_KINDS
 from clausewise.nodes.query.deps import QueryDeps, Reader, deps_of
 from clausewise.page_map import pages_between
 from clausewise.stores.index import Hit
@@ -37,7 +39,8 @@ KEY_PASSAGES = 10
 KEY_CHARS = 10_000
 SUPPORTING_PASSAGES = 40
 GAP = "\n…\n"  # between two verbatim pieces of one section's text
-CITED_DECAY = 0.9  # a cited section keeps this share of its citing section's score, per hop
+CITED_DECAY = 0.9  # a cited clause keeps this share of its citing section's score, per hop
+OBJECT_DECAY = 0.75  # a cited table, figure or expression keeps this share: a clause names many, not all bear
 MAX_FOLLOWERS = 1  # cited objects placed right after a passage (more crowd out the next clauses)
 COVERAGE_WEIGHT = 0.2
 DOCUMENT_WEIGHT = 0.2
@@ -50,7 +53,6 @@ WHOLE_SECTION_CHARS = 2000  # a section this short is quoted whole: one clause, 
 BRIDGE_CHARS = 300  # a gap this short between two extracts (a NOTE, a line) is quoted with them
 PARAGRAPH_REACH = 500  # a quoted chunk is widened to its paragraphs' bounds when they are this near
 HEADING_ONLY_CHARS = 40  # a section with less text under its heading stands for its subclauses
-_OBJECTS = ("table", "figure", "expression")
 _LEADER = re.compile(r"(?:\.\s?){4,}|…{2,}")
 _ENDS_IN_PAGE = re.compile(r"\b\d{1,3}\s*$")
 
@@ -172,7 +174,7 @@ def rank(
             s -= CONTENTS_PENALTY
         elif p["kind"] == "front":
             s -= FRONT_PENALTY
-        if p["kind"] not in _OBJECTS and _bare(p["text"]):
+        if p["kind"] not in OBJECT_KINDS and _bare(p["text"]):
             s -= HEADING_PENALTY
         score[p["key"]] = s
     among = set(keys)
@@ -187,6 +189,7 @@ def rank(
         for p, m in zip(head, matched, strict=True):
             score[p["key"]] += SOFT_MATCH_WEIGHT * (m - mean)
         ordered, lifted = _order(read, passages, score, cites)
+    ordered = _restated_last(ordered)
     chars = 0
     for i, p in enumerate(ordered):
         background = p["key"] in contents
@@ -205,19 +208,25 @@ def rank(
 def _order(
     read: Reader, passages: list[dict[str, Any]], score: dict[str, float], cites: dict[str, list[str]]
 ) -> tuple[list[dict[str, Any]], dict[str, float]]:
-    """Reading order from the passages' own scores: each cited section lifted to ``CITED_DECAY`` x its
-    citing section's score (to the 3rd order), and each passage followed by a table, figure or
-    expression it names whose standing comes from it. Also the lifted scores."""
+    """Reading order from the passages' own scores: each cited clause lifted to ``CITED_DECAY`` x its
+    citing section's score, each cited table, figure or expression to ``OBJECT_DECAY`` x (to the 3rd
+    order), and each passage followed by a table, figure or expression it names whose standing comes
+    from it. Sections lifted alike by one section come in the order it names them. Also the lifted
+    scores."""
+    by_key = {p["key"]: p for p in passages}
+    named: dict[str, int] = {}  # a lifted section's place among those its lifting section cites
     for _ in range(3):
         lifted = dict(score)
         for key, targets in cites.items():
-            for target in targets:
-                lifted[target] = max(lifted[target], score[key] * CITED_DECAY)
+            for i, target in enumerate(targets):
+                share = OBJECT_DECAY if by_key[target]["kind"] in OBJECT_KINDS else CITED_DECAY
+                if score[key] * share > lifted[target]:
+                    lifted[target] = score[key] * share
+                    named[target] = i
         score = lifted
-    by_key = {p["key"]: p for p in passages}
     ordered: list[dict[str, Any]] = []
     placed: set[str] = set()
-    for p in sorted(passages, key=lambda p: (-score[p["key"]], p["key"])):
+    for p in sorted(passages, key=lambda p: (-round(score[p["key"]], 9), named.get(p["key"], -1), p["key"])):
         if p["key"] in placed:
             continue
         placed.add(p["key"])
@@ -225,12 +234,37 @@ def _order(
         followers = [
             t
             for t in _cited_in_text(read, p, cites[p["key"]])
-            if t not in placed and by_key[t]["kind"] in _OBJECTS and score[t] <= score[p["key"]] * CITED_DECAY + 1e-9
+            if t not in placed
+            and by_key[t]["kind"] in OBJECT_KINDS
+            and score[t] <= score[p["key"]] * CITED_DECAY + 1e-9
         ]
         for target in followers[:MAX_FOLLOWERS]:
             placed.add(target)
             ordered.append(by_key[target])
     return ordered, score
+
+
+def _restated_last(ordered: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """An expression whose text a passage before it already quotes (the clause that states it) goes to
+    the back of the answer, and that passage lists it in ``restates``: the brief shows its image there."""
+    flat: dict[str, str] = {}
+
+    def text_of(p: dict[str, Any]) -> str:
+        if p["key"] not in flat:
+            flat[p["key"]] = " ".join(p["text"].split())
+        return flat[p["key"]]
+
+    kept: list[dict[str, Any]] = []
+    restated: list[dict[str, Any]] = []
+    for p in ordered:
+        body = text_of(p) if p["kind"] == "expression" else ""
+        holder = next((q for q in kept if body in text_of(q)), None) if body else None
+        if holder is None:
+            kept.append(p)
+        else:
+            holder.setdefault("restates", []).append(p["key"])
+            restated.append(p)
+    return kept + restated
 
 
 def _titled(passage: dict[str, Any]) -> str:
@@ -259,7 +293,7 @@ def _cited(read: Reader, key: str, among: set[str]) -> list[str]:
 def _chapter(read: Reader, key: str) -> bool:
     """A whole section or annex: a top-level section that is not a table, figure or expression."""
     section = read.section(key) or {}
-    return not section.get("parent") and section.get("kind") not in _OBJECTS
+    return not section.get("parent") and section.get("kind") not in OBJECT_KINDS
 
 
 def _heading_only(read: Reader, key: str) -> bool:

@@ -12,7 +12,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from clausewise.graph.state import QueryContext, QueryState
-from clausewise.keys import document_of, split_key
+from clausewise.keys import OBJECT_KINDS, document_of, split_key
 from clausewise.nodes.query.deps import QueryDeps, deps_of
 from clausewise.references import doc_display
 from clausewise.tools.parallel import map_ordered
@@ -31,28 +31,28 @@ def compose(state: QueryState, runtime: Runtime[QueryContext]) -> dict[str, Any]
     """The answer contract (docs/DESIGN.md), with an engineer's brief as markdown."""
     ctx, deps = runtime.context, deps_of(runtime)
     passages = [dict(p) for p in state.get("passages") or []]
+    kinds = {p["key"]: p["kind"] for p in passages}
+    # each object's image in reading order; an expression a passage restates comes with that passage
+    shown = [k for p in passages for k in ([p["key"]] if p["kind"] in OBJECT_KINDS else []) + p.get("restates", [])]
     images: list[dict[str, Any]] = []
-    for p in passages:
-        if (
-            p["kind"] in ("figure", "table", "expression")
-            and len(images) < ctx.max_images
-            and p["key"] not in {i["id"] for i in images}
-        ):
-            obj = deps.stores.lookup("objects", p["key"]) or {}
-            png = deps.stores.object_image(p["key"]) if obj.get("image") else None
-            if png:
-                images.append(
-                    {
-                        "id": p["key"],
-                        "path": obj["image"],
-                        "base64": base64.b64encode(png).decode(),
-                        "caption": obj.get("caption"),
-                        "page": obj.get("page"),
-                        "bbox": obj.get("bbox"),
-                        "kind": p["kind"],
-                        "png": png,
-                    }
-                )
+    for key in dict.fromkeys(shown):
+        if len(images) >= ctx.max_images:
+            break
+        obj = deps.stores.lookup("objects", key) or {}
+        png = deps.stores.object_image(key) if obj.get("image") else None
+        if png:
+            images.append(
+                {
+                    "id": key,
+                    "path": obj["image"],
+                    "base64": base64.b64encode(png).decode(),
+                    "caption": obj.get("caption"),
+                    "page": obj.get("page"),
+                    "bbox": obj.get("bbox"),
+                    "kind": kinds[key],
+                    "png": png,
+                }
+            )
     # The model looks at the answer's first figures for this question (the offline reasoner cannot).
     figures = [i for i in images if i["kind"] == "figure"][: deps.tasks.max_figures]
     described = map_ordered(
@@ -128,7 +128,8 @@ def render_markdown(
         lines += _passage_md(p, min(MARKDOWN_PASSAGE_CHARS, max(budget, 300)))
         budget -= len(p["text"])
     quoted = {p["key"] for p in key}
-    shown = [img for img in images if img["id"] in quoted or len(images) <= MARKDOWN_FIGURES]
+    restated = {r for p in key for r in p.get("restates", [])}
+    shown = [img for img in images if img["id"] in quoted | restated or len(images) <= MARKDOWN_FIGURES]
     if shown:
         lines += ["", "### Figures and tables"]
         for img in shown[:MARKDOWN_FIGURES]:

@@ -11,7 +11,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from clausewise.graph.state import RESET, QueryContext, QueryState
-from clausewise.keys import document_of
+from clausewise.keys import OBJECT_KINDS, document_of
 from clausewise.nodes.query.deps import deps_of
 from clausewise.references import NOT_FOUND, NOT_INGESTED, Resolver, claimed_references, doc_display
 
@@ -50,7 +50,7 @@ def follow_refs(state: QueryState, runtime: Runtime[QueryContext]) -> dict[str, 
             targets += checked
             rejected += [{"from_key": key, "ref": r, "reason": "not in the source text"} for r in wrong]
         # The clause a table or figure hangs from, and the table a clause introduces, are neighbours.
-        if section.get("kind") in ("table", "figure", "expression") and section.get("parent"):
+        if section.get("kind") in OBJECT_KINDS and section.get("parent"):
             targets.append(
                 {
                     "raw": "parent clause",

@@ -17,6 +17,7 @@ from clausewise.nodes.query.collect_passages import (
     BRIDGE_CHARS,
     CITED_DECAY,
     GAP,
+    OBJECT_DECAY,
     SOFT_MATCH_WEIGHT,
     chunk_span,
     collect_passages,
@@ -45,11 +46,20 @@ SECTIONS = {
     k("8.1"): "8.1 Accidental matters\n(1) Further text that cites 7.1 for its rules.",
     k("1.1"): "1.1 Scope\n(1) Annex A gives maps of the matters; 7.1 gives the rules for them.",
     k("annex_A"): "Annex A (informative) Maps\nA chapter of maps, long enough to have text of its own.",
+    k("6.1"): "6.1 Drift\n(1) Shape coefficients are given in Table 6.1; the rules of 7.1 apply.",
+    k("table_6.1"): "Table 6.1 Shape coefficients\n| case | mu |\n| a | 0,8 |",
+    k("4.1"): "4.1 Steps\n(1) Apply 8.1 first, then 7.1.",
+    k("5.1"): "5.1 Pressure\n(1) The pressure is\nw = q c (5.1)\nwhere q is the velocity pressure.",
+    k("expression_5.1"): "w = q c (5.1)",
+    k("expression_5.2"): "w_i = q c_i (5.2)",
 }
+KINDS = {k("table_6.1"): "table", k("expression_5.1"): "expression", k("expression_5.2"): "expression"}
 REFERENCES = {
     k("5.2"): [{"target": k("5.3")}],
     k("8.1"): [{"target": k("7.1")}],
     k("1.1"): [{"target": k("annex_A")}, {"target": k("7.1")}],
+    k("6.1"): [{"target": k("table_6.1"), "span": [41, 50]}, {"target": k("7.1"), "span": [60, 63]}],
+    k("4.1"): [{"target": k("8.1")}, {"target": k("7.1")}],
 }
 
 
@@ -67,7 +77,8 @@ def deps_with(soft: dict[str, float] | None = None) -> Any:
         if table == "references":
             return REFERENCES.get(key, [])
         if table == "sections":
-            return {"text": SECTIONS[key], "parent": parent(key), "kind": "clause"} if key in SECTIONS else None
+            kind = KINDS.get(key, "clause")
+            return {"text": SECTIONS[key], "parent": parent(key), "kind": kind} if key in SECTIONS else None
         raise KeyError(key)
 
     def doc_table(doc: str, table: str) -> dict[str, Any]:
@@ -95,7 +106,7 @@ def passage(key: str) -> dict[str, Any]:
         "key": key,
         "document": "T-1",
         "section": key.rsplit("_", 1)[1],
-        "kind": "clause",
+        "kind": KINDS.get(key, "clause"),
         "title": text.split("\n")[0],
         "text": text,
         "spans": [[0, len(text)]],
@@ -129,6 +140,50 @@ def test_a_reference_to_a_whole_annex_lifts_nothing() -> None:
     assert [p["key"] for p in ranked] == [k("1.1"), k("7.1"), k("annex_A")]
     assert score[k("7.1")] == round(score[k("1.1")] * CITED_DECAY, 4)
     assert score[k("annex_A")] < 0.5
+
+
+def test_a_cited_table_inherits_less_than_a_cited_clause_but_follows_the_clause_naming_it() -> None:
+    """6.1 names Table 6.1, then 7.1: the table comes right after 6.1 (reading order), though a cited
+    table keeps ``OBJECT_DECAY`` of the citing score and a cited clause the larger ``CITED_DECAY``."""
+    similarity = {k("6.1"): 0.9, k("table_6.1"): 0.1, k("7.1"): 0.1, k("8.1"): 0.7}
+    ranked = rank(deps_with(), {"search_question": "q"}, [passage(key) for key in similarity], similarity)  # type: ignore[arg-type]
+    score = {p["key"]: p["score"] for p in ranked}
+    assert OBJECT_DECAY < CITED_DECAY
+    assert score[k("table_6.1")] == round(score[k("6.1")] * OBJECT_DECAY, 4)
+    assert score[k("7.1")] == round(score[k("6.1")] * CITED_DECAY, 4)
+    assert [p["key"] for p in ranked] == [k("6.1"), k("table_6.1"), k("7.1"), k("8.1")]
+    named = REFERENCES[k("6.1")][0]
+    REFERENCES[k("6.1")][0] = dict(named, span=None)  # a reference the quoted text does not hold: no follower
+    try:
+        ranked = rank(deps_with(), {"search_question": "q"}, [passage(key) for key in similarity], similarity)  # type: ignore[arg-type]
+    finally:
+        REFERENCES[k("6.1")][0] = named
+    # on its own standing the table comes after 8.1, a direct hit it would pass with CITED_DECAY
+    assert [p["key"] for p in ranked] == [k("6.1"), k("7.1"), k("8.1"), k("table_6.1")]
+    assert score[k("6.1")] * OBJECT_DECAY < score[k("8.1")] < score[k("6.1")] * CITED_DECAY
+
+
+def test_sections_lifted_alike_come_in_the_order_the_lifting_section_names_them() -> None:
+    """4.1 names 8.1, then 7.1: both inherit the same score from it, and 8.1 comes first."""
+    similarity = {k("4.1"): 0.9, k("7.1"): 0.1, k("8.1"): 0.1}
+    ranked = rank(deps_with(), {"search_question": "q"}, [passage(key) for key in similarity], similarity)  # type: ignore[arg-type]
+    score = {p["key"]: p["score"] for p in ranked}
+    assert score[k("7.1")] == score[k("8.1")]
+    assert [p["key"] for p in ranked] == [k("4.1"), k("8.1"), k("7.1")]
+
+
+def test_an_expression_its_clause_already_quotes_goes_to_the_back() -> None:
+    """Expression (5.1) is quoted in 5.1's text above it: it goes to the back and 5.1 lists it in
+    ``restates``. Expression (5.2), quoted nowhere before it, keeps its place."""
+    similarity = {k("5.1"): 0.9, k("expression_5.1"): 0.8, k("expression_5.2"): 0.7, k("7.1"): 0.2}
+    ranked = rank(deps_with(), {"search_question": "q"}, [passage(key) for key in similarity], similarity)  # type: ignore[arg-type]
+    assert [p["key"] for p in ranked] == [k("5.1"), k("expression_5.2"), k("7.1"), k("expression_5.1")]
+    assert ranked[0]["restates"] == [k("expression_5.1")] and [p["rank"] for p in ranked] == [1, 2, 3, 4]
+    assert "restates" not in ranked[1]
+    similarity[k("expression_5.1")] = 0.95  # ahead of its clause: nothing above quotes it
+    ranked = rank(deps_with(), {"search_question": "q"}, [passage(key) for key in similarity], similarity)  # type: ignore[arg-type]
+    assert [p["key"] for p in ranked][:2] == [k("expression_5.1"), k("5.1")]
+    assert not any("restates" in p for p in ranked)
 
 
 def test_a_bare_heading_comes_after_the_sections_with_text() -> None:

@@ -185,3 +185,26 @@ def test_a_flag_on_many_passages_names_the_quoted_ones_and_counts_the_rest() -> 
     brief = render_markdown(state, passages, [], "summary")  # type: ignore[arg-type]
     assert "- **recommended value vs national choice** (EN 1991-9-9 5.2 and 19 more in the answer)" in brief
     assert "- **Ce is given different values** (EN 1991-9-9 5.2, EN 1991-9-9 7.1)" in brief
+
+
+def test_the_brief_shows_the_image_of_an_expression_a_quoted_passage_restates() -> None:
+    """5.2 quotes Expression (5.1), which went to the back of the answer: its image is shown with the
+    key passages' figures; the images of passages the brief does not quote are not."""
+    from clausewise.nodes.query.compose import MARKDOWN_FIGURES, render_markdown
+
+    def passage(section: str, tier: str, **extra: Any) -> dict[str, Any]:
+        key = f"CEN_EN1991-9-9_{section}"
+        return {"key": key, "document": "EN 1991-9-9", "section": section, "title": "", "page": 5,
+                "pages": [5], "text": f"{section} text", "hop": 0, "via": "vector", "tier": tier, **extra}  # fmt: skip
+
+    expression = "CEN_EN1991-9-9_expression_5.1"
+    others = [passage(f"figure_7.{i}", "background") for i in range(MARKDOWN_FIGURES + 1)]
+    passages = [passage("5.2", "key", restates=[expression]), *others, passage("expression_5.1", "background")]
+    images = [
+        {"id": p["key"], "path": f"/store/{p['section']}.png", "caption": p["section"], "page": 5}
+        for p in [*others, passages[-1]]
+    ]
+    brief = render_markdown({"search_question": "What is w?"}, passages, images, "summary")  # type: ignore[typeddict-item]
+    figures = brief.split("### Figures and tables", 1)[1].split("###", 1)[0]
+    assert "[/store/expression_5.1.png](file:///store/expression_5.1.png)" in figures
+    assert "figure_7.0" not in figures
