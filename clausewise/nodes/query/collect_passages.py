@@ -40,7 +40,7 @@ KEY_CHARS = 10_000
 SUPPORTING_PASSAGES = 40
 GAP = "\n…\n"  # between two verbatim pieces of one section's text
 CITED_DECAY = 0.9  # a cited clause keeps this share of its citing section's score, per hop
-OBJECT_DECAY = 0.75  # a cited table, figure or expression keeps this share: a clause names many, not all bear
+OBJECT_DECAY = 0.75  # a cited table, figure, expression or definition keeps this share: a clause names many
 MAX_FOLLOWERS = 1  # cited objects placed right after a passage (more crowd out the next clauses)
 COVERAGE_WEIGHT = 0.2
 DOCUMENT_WEIGHT = 0.2
@@ -209,19 +209,22 @@ def _order(
     read: Reader, passages: list[dict[str, Any]], score: dict[str, float], cites: dict[str, list[str]]
 ) -> tuple[list[dict[str, Any]], dict[str, float]]:
     """Reading order from the passages' own scores: each cited clause lifted to ``CITED_DECAY`` x its
-    citing section's score, each cited table, figure or expression to ``OBJECT_DECAY`` x (to the 3rd
-    order), and each passage followed by a table, figure or expression it names whose standing comes
-    from it. Sections lifted alike by one section come in the order it names them. Also the lifted
-    scores."""
+    citing section's score, each cited table, figure, expression or definition (a term's wording, not a
+    rule) to ``OBJECT_DECAY`` x (to the 3rd order), and each passage followed by a table, figure or
+    expression it names whose standing comes from it. Sections lifted alike by one section come in the
+    order it names them. Also the lifted scores."""
     by_key = {p["key"]: p for p in passages}
+    share = {
+        t: OBJECT_DECAY if by_key[t]["kind"] in OBJECT_KINDS or _definition(read, t) else CITED_DECAY
+        for t in {t for targets in cites.values() for t in targets}
+    }
     named: dict[str, int] = {}  # a lifted section's place among those its lifting section cites
     for _ in range(3):
         lifted = dict(score)
         for key, targets in cites.items():
             for i, target in enumerate(targets):
-                share = OBJECT_DECAY if by_key[target]["kind"] in OBJECT_KINDS else CITED_DECAY
-                if score[key] * share > lifted[target]:
-                    lifted[target] = score[key] * share
+                if score[key] * share[target] > lifted[target]:
+                    lifted[target] = score[key] * share[target]
                     named[target] = i
         score = lifted
     ordered: list[dict[str, Any]] = []
@@ -294,6 +297,11 @@ def _chapter(read: Reader, key: str) -> bool:
     """A whole section or annex: a top-level section that is not a table, figure or expression."""
     section = read.section(key) or {}
     return not section.get("parent") and section.get("kind") not in OBJECT_KINDS
+
+
+def _definition(read: Reader, key: str) -> bool:
+    """A term's definition: a clause under a heading of terms and definitions."""
+    return "definition" in ((read.section(key) or {}).get("parent_title") or "").lower()
 
 
 def _heading_only(read: Reader, key: str) -> bool:

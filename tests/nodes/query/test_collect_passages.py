@@ -52,7 +52,10 @@ SECTIONS = {
     k("5.1"): "5.1 Pressure\n(1) The pressure is\nw = q c (5.1)\nwhere q is the velocity pressure.",
     k("expression_5.1"): "w = q c (5.1)",
     k("expression_5.2"): "w_i = q c_i (5.2)",
+    k("1.5.1"): "1.5.1\ndrifted snow\nsnow moved by the wind from one part of a roof to another",
+    k("3.1"): "3.1 Drift\n(1) Drifted snow (see 1.5.1) is taken into account as 7.1 gives.",
 }
+PARENT_TITLES = {k("1.5.1"): "Terms and definitions"}
 KINDS = {k("table_6.1"): "table", k("expression_5.1"): "expression", k("expression_5.2"): "expression"}
 REFERENCES = {
     k("5.2"): [{"target": k("5.3")}],
@@ -60,6 +63,7 @@ REFERENCES = {
     k("1.1"): [{"target": k("annex_A")}, {"target": k("7.1")}],
     k("6.1"): [{"target": k("table_6.1"), "span": [41, 50]}, {"target": k("7.1"), "span": [60, 63]}],
     k("4.1"): [{"target": k("8.1")}, {"target": k("7.1")}],
+    k("3.1"): [{"target": k("1.5.1")}, {"target": k("7.1")}],
 }
 
 
@@ -78,7 +82,9 @@ def deps_with(soft: dict[str, float] | None = None) -> Any:
             return REFERENCES.get(key, [])
         if table == "sections":
             kind = KINDS.get(key, "clause")
-            return {"text": SECTIONS[key], "parent": parent(key), "kind": kind} if key in SECTIONS else None
+            if key not in SECTIONS:
+                return None
+            return {"text": SECTIONS[key], "parent": parent(key), "kind": kind, "parent_title": PARENT_TITLES.get(key)}
         raise KeyError(key)
 
     def doc_table(doc: str, table: str) -> dict[str, Any]:
@@ -161,6 +167,17 @@ def test_a_cited_table_inherits_less_than_a_cited_clause_but_follows_the_clause_
     # on its own standing the table comes after 8.1, a direct hit it would pass with CITED_DECAY
     assert [p["key"] for p in ranked] == [k("6.1"), k("7.1"), k("8.1"), k("table_6.1")]
     assert score[k("6.1")] * OBJECT_DECAY < score[k("8.1")] < score[k("6.1")] * CITED_DECAY
+
+
+def test_a_cited_definition_inherits_what_a_cited_table_does() -> None:
+    """3.1 points to the definition of its term, then to 7.1: the definition gives wording, not a rule,
+    and keeps the smaller ``OBJECT_DECAY`` of 3.1's score; 7.1 keeps ``CITED_DECAY``."""
+    similarity = {k("3.1"): 0.9, k("1.5.1"): 0.1, k("7.1"): 0.1}
+    ranked = rank(deps_with(), {"search_question": "q"}, [passage(key) for key in similarity], similarity)  # type: ignore[arg-type]
+    score = {p["key"]: p["score"] for p in ranked}
+    assert score[k("1.5.1")] == round(score[k("3.1")] * OBJECT_DECAY, 4)
+    assert score[k("7.1")] == round(score[k("3.1")] * CITED_DECAY, 4)
+    assert [p["key"] for p in ranked] == [k("3.1"), k("7.1"), k("1.5.1")]
 
 
 def test_sections_lifted_alike_come_in_the_order_the_lifting_section_names_them() -> None:
