@@ -875,9 +875,9 @@ def read_page(doc: pymupdf.Document, pno: int, *, crop: bool = True) -> dict[str
                 pix = page.get_pixmap(clip=clip, dpi=crop_dpi(clip), colorspace=pymupdf.csGRAY)
                 expr["png"] = pix.tobytes("png")
     rows = [_merge_row(r) for r in _rows_in_order(flow_groups)]
-    for row in _running_rows(rows, rect):  # "FEMA P-58-6 | A: Appendix title | A-4" on one baseline
-        rows.remove(row)
-        (header if row["bbox"][3] < rect.y0 + 0.5 * rect.height else footer).append(row)
+    for running in _running_rows(rows, rect):  # "FEMA P-58-6 | A: Appendix title | A-4" on one baseline
+        rows.remove(running)
+        (header if running["bbox"][3] < rect.y0 + 0.5 * rect.height else footer).append(running)
     page_label = next((ln["text"] for ln in footer + header if PAGE_NUMBER.match(ln["text"].strip())), None)
     if page_label:
         page_label = re.sub(r"(?i)^page\s+|\s+of\s+\d+$", "", page_label.strip()).strip(" -\u2013")

@@ -409,7 +409,7 @@ class _Parser:
                 if m and not re.search(r"\d", m.group("num")):
                     m = None
                 rest = m.group("rest") if m else None
-                if m and ((_title_ok(rest) and rest[0].isupper()) or (not rest and i + 1 < len(self.lines))):
+                if m and ((rest and _title_ok(rest) and rest[0].isupper()) or (not rest and i + 1 < len(self.lines))):
                     number = tuple(int(p.translate(_DIGITISH)) for p in re.split(r"\s?\.\s?", m.group("num")))
                     sep = "-" if m.group("sep") == "-" else "."  # "B-16.1" keeps its hyphen
                     code = f"{self.current_annex}{sep}" + ".".join(map(str, number))

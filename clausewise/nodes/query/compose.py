@@ -153,9 +153,9 @@ def render_markdown(
         for (topic, note), keys in said.items():
             keys = list(dict.fromkeys(keys))
             # a flag on many passages names the quoted ones and counts the rest (they are in the JSON)
-            shown = keys if len(keys) <= FLAG_NAMES else [k for k in keys if k in quoted]
-            more = len(keys) - len(shown)
-            where = ", ".join(_name(k, by_key) for k in shown) + (f" and {more} more in the answer" if more else "")
+            named = keys if len(keys) <= FLAG_NAMES else [k for k in keys if k in quoted]
+            more = len(keys) - len(named)
+            where = ", ".join(_name(k, by_key) for k in named) + (f" and {more} more in the answer" if more else "")
             lines.append(f"- **{topic}** ({where}): {note}")
     if rest:
         lines += _rest_table(rest)
@@ -167,8 +167,8 @@ def render_markdown(
             if r.get("document"):
                 missing[doc_display(r["document"])].append(r["from_key"])
         for doc, sources in list(missing.items())[:MARKDOWN_UNRESOLVED]:
-            more = f", +{len(sources) - 1} more" if len(sources) > 1 else ""
-            lines.append(f"- {doc} (from {sources[0]}{more}): not ingested")
+            others = f", +{len(sources) - 1} more" if len(sources) > 1 else ""
+            lines.append(f"- {doc} (from {sources[0]}{others}): not ingested")
         not_found = sum(1 for r in unresolved if not r.get("document"))
         if not_found:
             lines.append(f"- {not_found} reference(s) whose target was not found in its document (see the JSON)")
