@@ -14,6 +14,7 @@ from clausewise.keys import DocId, clean_number, find_designations, object_key
 from clausewise.references import spot_references
 from clausewise.tools.parallel import Usage, offline_usage
 from clausewise.tools.query_tasks import STOPWORDS as _STOPWORDS
+from clausewise.tools.query_tasks import is_definition
 
 Section = dict[str, Any]
 
@@ -133,8 +134,7 @@ def extract_terms(section: Section) -> list[dict[str, Any]]:
             m = _SYMBOL_LINE.match(line.strip())
             if m and not _WORD_NOT_SYMBOL.fullmatch(m.group("sym")) and m.group("sym").lower() not in _STOPWORDS:
                 out.append({"term": m.group("sym"), "equivalent": m.group("meaning").strip(), "source": key})
-    parent_title = section.get("parent_title", "").lower()
-    if section["kind"] == "clause" and "definition" in parent_title and section.get("title"):
+    if is_definition(section) and section.get("title"):
         definition = " ".join(text.split("\n")[2:])[:300]
         if definition:
             out.append(

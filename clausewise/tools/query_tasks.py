@@ -78,6 +78,11 @@ class Terms:
         return [t for t, _ in sorted(self.weights.items(), key=lambda kv: -kv[1])[:n]]
 
 
+def is_definition(section: dict[str, Any]) -> bool:
+    """A term's definition: a clause under a heading of terms and definitions."""
+    return section.get("kind") == "clause" and "definition" in (section.get("parent_title") or "").lower()
+
+
 def section_frequencies(sections: list[Section]) -> dict[str, Any]:
     """How many sections there are and in how many each stem occurs (computed at ingest per document)."""
     df: Counter[str] = Counter()

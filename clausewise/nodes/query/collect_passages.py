@@ -33,7 +33,7 @@ from clausewise.keys import OBJECT_KINDS
 from clausewise.nodes.query.deps import QueryDeps, Reader, deps_of
 from clausewise.page_map import pages_between
 from clausewise.stores.index import Hit
-from clausewise.tools.query_tasks import score_text, units
+from clausewise.tools.query_tasks import is_definition, score_text, units
 
 KEY_PASSAGES = 10
 KEY_CHARS = 10_000
@@ -215,7 +215,7 @@ def _order(
     order it names them. Also the lifted scores."""
     by_key = {p["key"]: p for p in passages}
     share = {
-        t: OBJECT_DECAY if by_key[t]["kind"] in OBJECT_KINDS or _definition(read, t) else CITED_DECAY
+        t: OBJECT_DECAY if by_key[t]["kind"] in OBJECT_KINDS or is_definition(read.section(t) or {}) else CITED_DECAY
         for t in {t for targets in cites.values() for t in targets}
     }
     named: dict[str, int] = {}  # a lifted section's place among those its lifting section cites
@@ -297,11 +297,6 @@ def _chapter(read: Reader, key: str) -> bool:
     """A whole section or annex: a top-level section that is not a table, figure or expression."""
     section = read.section(key) or {}
     return not section.get("parent") and section.get("kind") not in OBJECT_KINDS
-
-
-def _definition(read: Reader, key: str) -> bool:
-    """A term's definition: a clause under a heading of terms and definitions."""
-    return "definition" in ((read.section(key) or {}).get("parent_title") or "").lower()
 
 
 def _heading_only(read: Reader, key: str) -> bool:
