@@ -520,10 +520,11 @@ class OfflineQueryTasks:
                     seen.add(piece)
                     found.append(f"- {piece} ({p['document']} {p['section']}, p. {p['page']})")
         docs = Counter(p["document"] for p in passages)
+        first = list(dict.fromkeys(p["document"] for p in passages))[:4]  # in the order the answer reads them
         lead = ", ".join(f"{p['document']} {p['section']}" for p in key[:6])
         head = (
-            f"{len(passages)} passages from {', '.join(d for d, _ in docs.most_common(4))} bear on this question; "
-            f"read first: {lead}."
+            f"{len(passages)} passages from {', '.join(f'{d} ({docs[d]})' for d in first)}"
+            f"{' and others' if len(docs) > len(first) else ''} bear on this question; read first: {lead}."
         )
         return "\n".join([head, *(["", "Values stated in them:", *found] if found else [])])
 

@@ -196,3 +196,22 @@ def test_the_summary_quotes_legible_sentences_once_and_not_a_drawings_labels() -
     summary = OfflineQueryTasks().summarise("What steel temperature?", passages)
     assert summary.count(sentence) == 1 and "(EN 1991-9-9 6.1, p. 22)" in summary
     assert "~T" not in summary and "Figure 6.1," not in summary
+
+
+def test_the_summary_names_the_documents_in_the_order_the_answer_reads_them() -> None:
+    """The first line names the documents as the ranked passages come, each with its count: the key
+    passages' document first, though another holds more of the background."""
+    from clausewise.tools.query_tasks import OfflineQueryTasks
+
+    def passage(document: str, section: str, tier: str) -> dict[str, object]:
+        return {"key": f"CEN_{document}_{section}", "document": document, "section": section, "kind": "clause",
+                "page": 3, "text": f"{section} Title\n(1) Text.", "tier": tier}  # fmt: skip
+
+    passages = [passage("EN 1991-1-7", "4.3.2", "key"), passage("EN 1991-1-7", "4.3.1", "key")]
+    passages += [passage("EN 1991-1-4", f"7.{i}", "background") for i in range(1, 6)]
+    passages += [passage(f"EN 199{i}", "1.1", "background") for i in range(2, 6)]
+    head = OfflineQueryTasks().summarise("What impact force on a bridge deck?", passages).split("\n")[0]
+    assert head.startswith(
+        "11 passages from EN 1991-1-7 (2), EN 1991-1-4 (5), EN 1992 (1), EN 1993 (1) and others bear on this question"
+    )
+    assert head.endswith("read first: EN 1991-1-7 4.3.2, EN 1991-1-7 4.3.1.")
