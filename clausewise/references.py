@@ -24,7 +24,8 @@ if TYPE_CHECKING:
 Section = dict[str, Any]
 
 _OBJ = (
-    r"(?P<kind>Tables?|Figures?|Fig\.|Expressions?|Equations?|Eqs?\.|Annex(?:es)?|Sections?|[Cc]lauses?|[Ss]ubclauses?)"
+    r"(?P<kind>Tables?|Figures?|Fig\.|Expressions?|Equations?|Eqs?\.|Annex(?:es)?|Appendix|Appendices|Sections?|[Cc]lauses?"
+    r"|[Ss]ubclauses?)"
 )
 _NUMTOK = r"(?:[A-H]\s?\.?\s?)?\d{1,2}(?:\s?\.\s?\d{1,2}){0,4}[a-z]?"
 _OBJECT_REF = re.compile(
@@ -68,6 +69,8 @@ def _kind_code(kind: str) -> str:
         "eq": "expression",
         "annexe": "annex",
         "annex": "annex",
+        "appendix": "annex",  # "Appendix 1", "Appendix B": an annex by another name
+        "appendice": "annex",
         "section": "clause",
         "clause": "clause",
         "subclause": "clause",

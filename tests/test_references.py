@@ -151,6 +151,19 @@ def test_spot_references_units() -> None:
     assert [r["span"][0] for r in refs] == sorted(r["span"][0] for r in refs)
 
 
+def test_an_appendix_is_referred_to_as_an_annex() -> None:
+    """ "Appendix 1" (numbered, as HSE's guides number them) and "Appendix B" reach the annex of that
+    code: ingest codes an appendix as an annex."""
+    doc = DocId("HSE", "HSG150")
+    known = {"HSE_HSG150_annex_1", "HSE_HSG150_annex_B"}
+    text = "Appendix 1 contains an inspection form; the checklist of Appendix B and Appendices 3 apply."
+    refs = spot_references(doc, _section(text, key="HSE_HSG150_139"), known)
+    targets = {r["raw"].strip(): (r["target"], r["resolved"]) for r in refs}
+    assert targets["Appendix 1"] == ("HSE_HSG150_annex_1", True)
+    assert targets["Appendix B"] == ("HSE_HSG150_annex_B", True)
+    assert targets["Appendices 3"] == ("HSE_HSG150_annex_3", False)
+
+
 @pytest.mark.parametrize(
     ("text", "raw"),
     [

@@ -192,11 +192,15 @@ def write_objects(path: Path) -> Path:
     return path
 
 
-def write_numbered_paragraphs(path: Path) -> tuple[Path, dict[int, int]]:
+def write_numbered_paragraphs(path: Path, appendices: bool = False) -> tuple[Path, dict[int, int]]:
     """A guidance document whose body paragraphs are numbered in one run (1, 2, ... as in HSE's HSG
     series) under unnumbered bold headings (one a page), with a running footer "Title | Page n of m", and on each
-    page a paragraph that opens low, in the footer's band, and runs onto the next line. Returns the
-    path and the PDF page (1-based) each paragraph opens on."""
+    page a paragraph that opens low, in the footer's band, and runs onto the next line. With
+    ``appendices``, two numbered appendices follow on pages 6 and 7: "Appendix 1: Inspection report
+    form with / timing chart" (a display title on two lines over a form whose items are numbered "1." to
+    "12.") and "Appendix 2: Site checklist" (paragraphs numbered from 1 again, then a smaller bold
+    heading "Access on site"), and after them "References", set as large as the appendices' headings.
+    Returns the path and the PDF page (1-based) each paragraph opens on."""
     doc = pymupdf.open()
     cover = doc.new_page(width=A4[0], height=A4[1])
     cover.insert_text((57, 200), "Safety on widget sites", fontsize=24, fontname="hebo")
@@ -226,6 +230,39 @@ def write_numbered_paragraphs(path: Path) -> tuple[Path, dict[int, int]]:
             page.insert_text((90, y), line.strip(), fontsize=10)
             y += 24
         page.insert_text((57, 815), "Safety on widget sites", fontsize=9)
-        page.insert_text((480, 815), f"Page {pno + 1} of 5", fontsize=9)
+        page.insert_text((480, 815), f"Page {pno + 1} of {7 if appendices else 5}", fontsize=9)
+    if appendices:  # (text, size, bold) lines of pages 6 and 7
+        form = [(f"{i}. {item}", 10, False) for i, item in enumerate(_FORM_ITEMS, 1)]
+        checklist = [(f"{i} " + _filler(i, 90) + ".", 10, False) for i in (1, 2)]
+        site = [("Access on site", 11, True), ("Keep the routes on site clear of materials.", 10, False)]
+        after = [("References", 14, True), ("Further reading is listed here in plain type.", 10, False)]
+        for pno, lines in enumerate(
+            [
+                [("Appendix 1: Inspection report form with", 14, True), ("timing chart", 14, True), *form],
+                [("Appendix 2: Site checklist", 14, True), *checklist, *site, *after],
+            ],
+            6,
+        ):
+            page = doc.new_page(width=A4[0], height=A4[1])
+            for i, (text, size, bold) in enumerate(lines):
+                page.insert_text((57, 100 + 22 * i), text, fontsize=size, fontname="hebo" if bold else "helv")
+            page.insert_text((57, 815), "Safety on widget sites", fontsize=9)
+            page.insert_text((480, 815), f"Page {pno} of 7", fontsize=9)
     doc.save(path)
     return path, opens
+
+
+_FORM_ITEMS = [
+    "Name and address of the person the inspection was for.",
+    "Site address.",
+    "Date and time of the inspection.",
+    "Place of work or equipment inspected.",
+    "Matters that give rise to a risk.",
+    "Can work be carried out safely?",
+    "If not, the person told.",
+    "Other action taken.",
+    "Further action needed.",
+    "Name and position of the inspector.",
+    "Date and time the report was handed over.",
+    "Name and position of the person receiving it.",
+]

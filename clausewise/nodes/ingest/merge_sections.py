@@ -34,7 +34,8 @@ SECTION = re.compile(
     r"^(?P<word>SECTION|Section|CHAPTER|Chapter)\s*(?P<num>[1-9lI]\d?)\b(?!\.\d)\s*[.\u2013\u2014]?\s*(?P<rest>.*)$"
 )
 ANNEX = re.compile(
-    r"^(?P<word>ANNEX|Annex|APPENDIX|Appendix)\s*(?P<letter>[A-H08](?:\s?[1-9](?!\s?\.\d))?)\b\s*(?P<rest>.*)$"
+    r"^(?P<word>ANNEX|Annex|APPENDIX|Appendix)\s*(?P<letter>[A-H08](?:\s?[1-9](?!\s?\.\d))?|[1-9]\d?(?!\s?\.\d))\b"
+    r"\s*(?P<rest>.*)$"
 )
 _STATUS = re.compile(r"^\(\s?(?P<status>i\s?n\s?f\s?o|n\s?o\s?r\s?m)[\w ]*\)?", re.I)  # "(infonnative)"
 OCR_LETTER_SLIPS = {"B": "8", "D": "0", "G": "6", "S": "5", "I": "1"}
@@ -295,9 +296,10 @@ class _Parser:
                 return f"{rest} {nxt.text}", 2
         return rest.rstrip("."), 1
 
-    def _annex(self, i: int) -> tuple[str, str | None, str, int] | None:
+    def _annex(self, i: int, heading: bool = False) -> tuple[str, str | None, str, int] | None:
         """(letter, status, title, lines consumed) for an annex heading at line i: "Annex B
-        (informative)", or an annex or appendix set as a heading without a status."""
+        (informative)", or an annex or appendix set as a heading without a status (``heading``: the
+        line is known to be set apart as one)."""
         line = self.lines[i]
         m = ANNEX.match(line.text.replace("AnnexA", "Annex A"))
         if not m or line.page in self.toc_pages:
@@ -307,29 +309,30 @@ class _Parser:
         status_text = rest if _STATUS.match(rest) else (following[0] if following else "")
         sm = _STATUS.match(status_text)
         if not sm:
-            return self._plain_annex(i, m)
+            return self._plain_annex(i, m, heading)
         status = "informative" if re.sub(r"\s", "", sm.group("status")).lower().startswith("inf") else "normative"
         used = 1 if status_text is rest else 2
         after = _STATUS.sub("", status_text).strip(" )")
         title = after or (following[used - 1] if len(following) >= used else "")
         if not after and title:
             used += 1
-        letter = m.group("letter").replace(" ", "")
-        letter = {"0": "D", "8": "B"}.get(letter[0], letter[0]) + letter[1:]  # OCR: "Annex 0" is Annex D
-        return letter, status, title.strip(), used
+        return _annex_letter(m), status, title.strip(), used
 
-    def _plain_annex(self, i: int, m: re.Match[str]) -> tuple[str, str | None, str, int] | None:
+    def _plain_annex(self, i: int, m: re.Match[str], heading: bool = False) -> tuple[str, str | None, str, int] | None:
         line = self.lines[i]
         rest = m.group("rest").strip(" :.\u2013\u2014-")
-        if len(m.group("letter")) > 1 or len(line.text) > 90:
+        if (len(m.group("letter")) > 1 and not _numbered_appendix(m)) or len(line.text) > 90:
             return None
-        set_apart = self.typography and self._typographic(line, "")
+        set_apart = heading or (self.typography and self._typographic(line, ""))
         if not (set_apart or m.group("word").isupper()):
             return None
         if rest:
             if not (_title_ok(rest) and rest[0].isupper() and (set_apart or rest.isupper())):
                 return None  # "Appendix I contains ..." is a sentence
-            return m.group("letter"), None, rest, 1
+            nxt = self.lines[i + 1] if i + 1 < len(self.lines) else None
+            if nxt and nxt.page == line.page and line.size >= self.body_size + 3 and abs(nxt.size - line.size) < 0.5:
+                return _annex_letter(m), None, f"{rest} {nxt.text.strip()}", 2  # a display title wrapped
+            return _annex_letter(m), None, rest, 1
         nxt = self.lines[i + 1] if i + 1 < len(self.lines) else None
         if nxt is None or not _title_ok(nxt.text) or nxt.page != line.page:
             return None
@@ -337,7 +340,7 @@ class _Parser:
         after = self.lines[i + 2] if i + 2 < len(self.lines) else None
         if after and after.page == line.page and after.size == nxt.size and nxt.size >= self.body_size + 3:
             title, used = f"{title} {after.text}", 3  # a display title wrapped onto a second line
-        return m.group("letter"), None, title, used
+        return _annex_letter(m), None, title, used
 
     def _body_start(self) -> int:
         for i in range(len(self.lines)):
@@ -389,14 +392,16 @@ class _Parser:
         while i < len(self.lines):
             line = self.lines[i]
             annex = self._annex(i)
-            if annex and (self.current_annex is None or annex[0] > self.current_annex):
+            if annex and (self.current_annex is None or _later_annex(annex[0], self.current_annex)):
                 letter, status, title, used = annex
                 self.current_annex, self.current_number = letter, None
                 current = self._open(Draft(f"annex_{letter}", "annex", title, extra={"status": status}), line)
                 current.lines += self.lines[i + 1 : i + used]
                 i += used
                 continue
-            if self.current_annex:
+            if self.current_annex and self.current_annex.isdigit():
+                pass  # a numbered appendix's lines are its text: "12." in its form is not a clause 1.2
+            elif self.current_annex:
                 text = line.text
                 if text[:1] == OCR_LETTER_SLIPS.get(self.current_annex[0]):
                     text = self.current_annex[0] + text[1:]
@@ -477,7 +482,14 @@ class _Parser:
             return self._open(Draft(code, kind, title), line)
 
         part: Draft | None = None  # the heading part numbered paragraphs belong to
+        whole = len(lines) == len(self.lines)  # no numbered clauses: an appendix is found here or nowhere
+        annex_open: Draft | None = None  # the appendix the lines are in, and its heading's size
+        annex_size = 0.0
+        skip = 0
         for k, line in enumerate(lines):
+            if skip:  # the title lines of an annex heading, already taken
+                skip -= 1
+                continue
             prev = lines[k - 1] if k else None
             nxt = lines[k + 1] if k + 1 < len(lines) else None
             text = line.text.strip()
@@ -521,6 +533,21 @@ class _Parser:
                 and not (line.bold or line.size >= self.body_size + 1.5)
             ):
                 heading = False  # where headings are set in bold, a plain line is running text
+            annex = self._annex(k, heading=True) if heading and whole else None
+            if annex and (self.current_annex is None or _later_annex(annex[0], self.current_annex)):
+                letter, status, title, used = annex  # "Appendix 1: Inspection form": an annex, not front matter
+                self.current_annex = letter
+                current = self._open(Draft(f"annex_{letter}", "annex", title, extra={"status": status}), line)
+                current.lines += lines[k + 1 : k + used]
+                annex_open, annex_size, skip = current, line.size, used - 1
+                continue
+            if heading and annex_open is not None:
+                if line.size and annex_size and line.size >= annex_size - 0.5:
+                    annex_open = None  # a heading set as large as the appendix's: the appendices have ended
+                else:  # a smaller heading inside an appendix: a part of it ("Access on site" in a checklist)
+                    current = open_(text, "clause", line)
+                    current.parent = annex_open.code
+                    continue
             if current is None or heading or (in_toc and current.kind != "contents") or current.kind == "cover":
                 title = "Contents" if in_toc else (text if heading else "Front matter")
                 current = open_(title, "contents" if in_toc else "front", line)
@@ -721,6 +748,25 @@ def _section_on_page(entries: dict[str, dict[str, Any]], page: int) -> str | Non
         if entry["kind"] in ("clause", "annex", "front") and entry["pages"] and entry["pages"][0] <= page:
             best = key
     return best
+
+
+def _numbered_appendix(m: re.Match[str]) -> bool:
+    """ "Appendix 2", numbered, not lettered: its digits are not OCR slips for letters ("Annex 0")."""
+    return m.group("word").lower() == "appendix" and m.group("letter").isdigit()
+
+
+def _annex_letter(m: re.Match[str]) -> str:
+    """An annex heading's letter ("B", "A1"), OCR slips read as letters ("Annex 0" is Annex D), or a
+    numbered appendix's number ("2"): only an appendix's code is all digits."""
+    letter = m.group("letter").replace(" ", "")
+    if _numbered_appendix(m):
+        return letter
+    return {"0": "D", "8": "B"}.get(letter[0], letter[0]) + letter[1:]
+
+
+def _later_annex(letter: str, current: str) -> bool:
+    """Annexes come in order: B after A, appendix 10 after appendix 9."""
+    return int(letter) > int(current) if letter.isdigit() and current.isdigit() else letter > current
 
 
 def _annex_of(entries: dict[str, dict[str, Any]], key: str | None) -> str | None:

@@ -559,6 +559,38 @@ def test_numbered_paragraphs_of_a_guidance_document_are_its_sections(tmp_path: A
         assert sections[s["parent"]]["kind"] == "clause"  # a part of the body, not front matter
 
 
+def test_numbered_appendices_after_numbered_paragraphs_are_annexes(tmp_path: Any) -> None:
+    """ "Appendix 1: Inspection report form" after a run of numbered paragraphs (HSE's HSG series) is an
+    annex coded by its number, not a part of the front matter, its display title read over both lines;
+    its form's items "1." to "12." are its text, not paragraphs or clauses; "Appendix 2" after it is the
+    next annex, a smaller heading in it is a part of it, a heading as large as its own ends the
+    appendices; the paragraphs of the body keep their numbers."""
+    import pymupdf
+    from helpers.layouts import write_numbered_paragraphs
+
+    from clausewise.nodes.ingest.extract_page import read_page
+
+    path, opens = write_numbered_paragraphs(tmp_path / "guide.pdf", appendices=True)
+    with pymupdf.open(path) as doc:
+        pages = [read_page(doc, i, crop=False) for i in range(len(doc))]
+    sections = build_sections(DocId("ACME", "SG1"), "Guide", pages)
+    annexes = {s["section"]: s for s in sections.values() if s["kind"] == "annex"}
+    assert sorted(annexes) == ["annex_1", "annex_2"]
+    form, checklist = annexes["annex_1"], annexes["annex_2"]
+    assert form["title"] == "Inspection report form with timing chart" and form["status"] is None
+    assert form["pages"] == [6] and checklist["title"] == "Site checklist" and checklist["pages"] == [7]
+    assert "12. Name and position of the person receiving it." in form["text"]
+    assert checklist["text"].startswith("Appendix 2: Site checklist\n1 ")
+    assert not [s for s in sections.values() if s["kind"] == "front" and "Appendix" in (s["title"] or "")]
+    (site,) = [s for s in sections.values() if s["title"] == "Access on site"]
+    assert site["kind"] == "clause" and site["parent"] == "ACME_SG1_annex_2"
+    assert "routes on site clear" in site["text"]
+    (references,) = [s for s in sections.values() if s["title"] == "References"]
+    assert references["kind"] == "front" and not references.get("parent")
+    paragraphs = {int(s["section"]) for s in sections.values() if s["kind"] == "clause" and s["section"].isdigit()}
+    assert paragraphs == set(opens)  # the appendices' numbers opened no paragraphs
+
+
 def test_a_note_printed_under_a_table_belongs_to_the_table_too() -> None:
     """ "Table 5.2 NOTE": the NOTE lines after a table's caption in the clause around it, up to the next
     paragraph or caption, are added to the table's text (on their page); the clause keeps them."""
