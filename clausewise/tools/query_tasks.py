@@ -326,6 +326,7 @@ def find_conflicts(
 
 
 SUMMARY_VALUES = 6
+SUMMARY_OPEN_PASSAGES = 3  # the first key passages' values are quoted whatever their words
 _VALUE = re.compile(
     r"\d+(?:[.,]\d+)?\s?(?:kN/m[23]?|kN|N/mm2|N/m[23]?|kg/m3|m/s|mm|m|°C|°|%|min|years?)(?![\w/])"
     r"|[A-Za-zψμγα][\w,]{0,5}\s?=\s?[-+]?\d|recommended values? (?:is|are|of)",
@@ -504,19 +505,22 @@ class OfflineQueryTasks:
 
     def summarise(self, question: str, passages: list[dict[str, Any]]) -> str:
         """The key passages' sentences and table rows that state a value (a number with a unit, a
-        symbol = number, a recommended value) and share a word with the question, each with its clause;
-        no invented text."""
+        symbol = number, a recommended value), each with its clause; no invented text. Past the first
+        ``SUMMARY_OPEN_PASSAGES`` a statement must share a word with the question: the first passages
+        are what the ranking found most to the point, and their values are the answer even in their
+        own words ("Ct = 1,0" in the clause on snow loads on roofs)."""
         if not passages:
             return ""
         key = [p for p in passages if p.get("tier") == "key"] or passages[:10]
         wanted = {stem(w) for w in _WORD.findall(question) if w.lower() not in STOPWORDS and len(w) > 2}
         found: list[str] = []
         seen: set[str] = set()
-        for p in key:
+        for i, p in enumerate(key):
             if p.get("kind") == "figure":  # a drawing's labels, read by OCR, are not sentences
                 continue
             for piece in value_statements(p["text"]):
-                if wanted & set(tokens(piece)) and legible(piece) and piece not in seen and len(found) < SUMMARY_VALUES:
+                bears = i < SUMMARY_OPEN_PASSAGES or wanted & set(tokens(piece))
+                if bears and legible(piece) and piece not in seen and len(found) < SUMMARY_VALUES:
                     seen.add(piece)
                     found.append(f"- {piece} ({p['document']} {p['section']}, p. {p['page']})")
         docs = Counter(p["document"] for p in passages)

@@ -215,3 +215,20 @@ def test_the_summary_names_the_documents_in_the_order_the_answer_reads_them() ->
         "11 passages from EN 1991-1-7 (2), EN 1991-1-4 (5), EN 1992 (1), EN 1993 (1) and others bear on this question"
     )
     assert head.endswith("read first: EN 1991-1-7 4.3.2, EN 1991-1-7 4.3.1.")
+
+
+def test_the_summary_quotes_the_first_passages_values_in_their_own_words() -> None:
+    """A value in one of the first key passages is part of the answer though it repeats no word of the
+    question ("Ct = 1,0" for a question on snow); further down, a value must share a word with it."""
+    from clausewise.tools.query_tasks import SUMMARY_OPEN_PASSAGES, OfflineQueryTasks
+
+    def passage(section: str, text: str) -> dict[str, object]:
+        return {"key": f"CEN_EN1991-9-9_{section}", "document": "EN 1991-9-9", "section": section,
+                "kind": "clause", "page": 20, "text": text, "tier": "key"}  # fmt: skip
+
+    first = passage("5.2", "5.2 Load arrangements\n(8) The thermal coefficient should be taken as Ct = 1,0.")
+    middle = [passage(f"5.{i}", f"5.{i} Other\n(1) Nothing stated here.") for i in range(3, 2 + SUMMARY_OPEN_PASSAGES)]
+    late = passage("6.1", "6.1 Ice\n(1) The ice density may be taken as 9 kN/m3.")
+    summary = OfflineQueryTasks().summarise("Do I need snow loading on my roof?", [first, *middle, late])
+    assert "Ct = 1,0. (EN 1991-9-9 5.2, p. 20)" in summary
+    assert "9 kN/m3" not in summary  # past the first passages, and no word of the question
