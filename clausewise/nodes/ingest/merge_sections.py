@@ -483,8 +483,7 @@ class _Parser:
 
         part: Draft | None = None  # the heading part numbered paragraphs belong to
         whole = len(lines) == len(self.lines)  # no numbered clauses: an appendix is found here or nowhere
-        annex_open: Draft | None = None  # the appendix the lines are in, and its heading's size
-        annex_size = 0.0
+        annex_open: Draft | None = None  # the appendix the lines are in (its first line is its heading)
         skip = 0
         for k, line in enumerate(lines):
             if skip:  # the title lines of an annex heading, already taken
@@ -539,10 +538,11 @@ class _Parser:
                 self.current_annex = letter
                 current = self._open(Draft(f"annex_{letter}", "annex", title, extra={"status": status}), line)
                 current.lines += lines[k + 1 : k + used]
-                annex_open, annex_size, skip = current, line.size, used - 1
+                annex_open, skip = current, used - 1
                 continue
             if heading and annex_open is not None:
-                if line.size and annex_size and line.size >= annex_size - 0.5:
+                size = annex_open.lines[0].size
+                if line.size and size and line.size >= size - 0.5:
                     annex_open = None  # a heading set as large as the appendix's: the appendices have ended
                 else:  # a smaller heading inside an appendix: a part of it ("Access on site" in a checklist)
                     current = open_(text, "clause", line)
