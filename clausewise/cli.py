@@ -429,9 +429,7 @@ def ask(
     if as_json:
         _print_json(result, ensure_ascii=False)
         return
-    from rich.markdown import Markdown
-
-    out.print(Markdown(result["answer_markdown"]))
+    out.print(_brief(result["answer_markdown"]))
     trace = result.get("trace") or {}
     console.print(
         f"[dim]{len(result.get('passages') or [])} passages, {trace.get('widenings', 0)} widenings, "
@@ -538,3 +536,18 @@ def sample(
 
 if __name__ == "__main__":  # pragma: no cover
     app()
+
+
+def _brief(markdown: str) -> Any:
+    """The brief as rich renders markdown, with one change: links to local files are kept (markdown-it
+    drops ``file:`` links as unsafe for a web page), so that a figure's image path opens on a click in a
+    terminal that shows links, and reads as its plain path in one that does not."""
+    from markdown_it import MarkdownIt
+    from rich.markdown import Markdown
+
+    brief = Markdown(markdown)
+    parser = MarkdownIt().enable("strikethrough").enable("table")
+    default = parser.validateLink
+    parser.validateLink = lambda url: url.startswith("file:///") or default(url)  # type: ignore[method-assign]
+    brief.parsed = parser.parse(markdown)
+    return brief

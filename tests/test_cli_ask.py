@@ -54,3 +54,26 @@ def test_cli_eval_reports_system_and_baseline(
     report = json.loads(result.stdout)
     assert report["system"]["essential_recall"] == 1.0
     assert report["naive"] is not None and report["system"]["value_hit_rate"] == 1.0
+
+
+def test_the_terminal_brief_links_an_image_path_to_its_file() -> None:
+    """markdown-it drops `file:` links as unsafe for a web page, so the brief's image links printed as
+    raw markdown; the CLI keeps them: a terminal that shows links opens the image on a click (OSC 8),
+    and a plain one prints the path once."""
+    import io
+
+    from rich.console import Console
+
+    from clausewise.cli import _brief
+
+    brief = "Image: [/store/objects/figure_5.1.png](file:///store/objects/figure_5.1.png)"
+    terminal = io.StringIO()
+    Console(file=terminal, force_terminal=True, width=200).print(_brief(brief))
+    assert "\x1b]8;" in terminal.getvalue() and "file:///store/objects/figure_5.1.png" in terminal.getvalue()
+    plain = io.StringIO()
+    Console(file=plain, force_terminal=False, width=200).print(_brief(brief))
+    assert plain.getvalue().strip() == "Image: /store/objects/figure_5.1.png"
+    # any other link markdown-it refuses stays refused
+    unsafe = io.StringIO()
+    Console(file=unsafe, force_terminal=True, width=200).print(_brief("[x](javascript:alert(1))"))
+    assert "\x1b]8;" not in unsafe.getvalue()

@@ -86,10 +86,11 @@ def test_images_come_with_figures_and_tables(graph: Any) -> None:
     import base64
 
     assert base64.b64decode(img["base64"])[:8] == b"\x89PNG\r\n\x1a\n"
-    # the brief names each figure's image file, linked so that a terminal opens it on a click
-    figures = answer["answer_markdown"].split("### Figures and tables", 1)[1].split("\n### ", 1)[0]
-    links = re.findall(r"\[(/[^\]]+)\]\(file://(/[^)]+)\)", figures)
-    assert links and all(shown == target and Path(target).is_file() for shown, target in links)
+    # the brief names each figure's image file, linked so that a terminal opens it on a click: a quoted
+    # figure's right under its quote, the others under figures and tables
+    links = re.findall(r"\[(/[^\]]+)\]\(file://(/[^)]+)\)", answer["answer_markdown"])
+    assert any(target.endswith("figure_5.1.png") for _, target in links)
+    assert all(shown == target and Path(target).is_file() for shown, target in links)
 
 
 def test_precedence_notes_reach_the_answer(graph: Any) -> None:

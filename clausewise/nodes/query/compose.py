@@ -16,10 +16,11 @@ from clausewise.keys import OBJECT_KINDS, document_of, split_key
 from clausewise.nodes.query.deps import QueryDeps, deps_of
 from clausewise.references import doc_display
 from clausewise.tools.parallel import map_ordered
+from clausewise.tools.query_tasks import legible
 
 MARKDOWN_QUOTE_CHARS = 6_000  # quoted text of the key passages in the brief (the JSON has all of it)
 MARKDOWN_PASSAGE_CHARS = 1_200  # longest quote of one passage in the brief
-MARKDOWN_FIGURES = 8  # figures and tables listed with their files in the brief
+MARKDOWN_FIGURES = 8  # figures and tables not quoted in the brief, listed there with their files
 MARKDOWN_UNRESOLVED = 12  # documents not ingested, listed in the brief
 MARKDOWN_RULES = 12  # precedence rules of the quoted passages in the brief
 FLAG_NAMES = 3  # a conflict flag on more passages names only the quoted ones in the brief
@@ -123,20 +124,29 @@ def render_markdown(
     key = [p for p in passages if p.get("tier") == "key"] or passages[:1]
     rest = [p for p in passages if p not in key]
     lines += ["### Summary", summary, "", f"### Key passages ({len(key)} of {len(passages)})"]
+    image_of = {img["id"]: img for img in images}
+
+    def link(img: dict[str, Any]) -> str:
+        where = local_path(img["path"]) if local_path else img["path"]
+        return f"[{where}]({f'file://{where}' if where.startswith('/') else where})"
+
     budget = MARKDOWN_QUOTE_CHARS
     for p in key:
         lines += _passage_md(p, min(MARKDOWN_PASSAGE_CHARS, max(budget, 300)))
         budget -= len(p["text"])
+        img = image_of.get(p["key"])
+        if img:  # a quoted figure, table or expression: its image with it, a click away
+            lines[-1:-1] = ["", f"Image: {link(img)}"] + ([f"> {img['description']}"] if img.get("description") else [])
     quoted = {p["key"] for p in key}
     restated = {r for p in key for r in p.get("restates", [])}
-    shown = [img for img in images if img["id"] in quoted | restated or len(images) <= MARKDOWN_FIGURES]
+    shown = [
+        img for img in images if img["id"] in restated or (len(images) <= MARKDOWN_FIGURES and img["id"] not in quoted)
+    ]
     if shown:
         lines += ["", "### Figures and tables"]
         for img in shown[:MARKDOWN_FIGURES]:
             label = img.get("caption") or img["id"]
-            where = local_path(img["path"]) if local_path else img["path"]
-            link = f"file://{where}" if where.startswith("/") else where
-            lines.append(f"- **{label}** (page {img['page']}): [{where}]({link})")
+            lines.append(f"- **{label}** (page {img['page']}): {link(img)}")
             if img.get("description"):  # model mode: what the figure shows that bears on the question
                 lines.append(f"  > {img['description']}")
     rules = [r for r in state.get("precedence") or [] if r["key"] in quoted]
@@ -241,8 +251,13 @@ def _passage_md(p: dict[str, Any], limit: int) -> list[str]:
     head += f" (page {', '.join(map(str, p['pages']))})"
     if p.get("hop"):
         head += f" via {p['via']} from {p['from_key']}"
+    text = p["text"].split("\n")
+    if p.get("kind") == "figure":  # a drawing's labels, read by OCR, are debris to a reader: its image shows them
+        legible_lines = [text[0], *(ln for ln in text[1:] if legible(ln))]
+        if len(legible_lines) < len(text):
+            text = [*legible_lines, "[the drawing's labels, as read from it, are in the JSON answer]"]
     lines, size = [], 0
-    for line in p["text"].split("\n"):
+    for line in text:
         if size >= limit:
             lines.append(f"[... {len(p['text']) - size} more characters of {p['key']} in the JSON answer]")
             break

@@ -208,3 +208,32 @@ def test_the_brief_shows_the_image_of_an_expression_a_quoted_passage_restates() 
     figures = brief.split("### Figures and tables", 1)[1].split("###", 1)[0]
     assert "[/store/expression_5.1.png](file:///store/expression_5.1.png)" in figures
     assert "figure_7.0" not in figures
+
+
+def test_a_quoted_figure_shows_its_caption_and_image_not_the_labels_read_off_the_drawing() -> None:
+    """A key figure's text is its caption and the OCR'd labels of the drawing ("~ ____ ~~ ~1 ~I"): the
+    brief quotes the caption, links the image right under it and leaves the debris to the JSON answer; a
+    quoted table's image comes with it too, and neither is listed again under figures and tables."""
+    from clausewise.nodes.query.compose import render_markdown
+
+    def passage(section: str, kind: str, text: str) -> dict[str, Any]:
+        key = f"CEN_EN1991-9-9_{section.lower().replace(' ', '_')}"
+        return {"key": key, "document": "EN 1991-9-9", "section": section, "title": "", "page": 5, "kind": kind,
+                "pages": [5], "text": text, "hop": 0, "via": "vector", "tier": "key"}  # fmt: skip
+
+    drawing = "Figure 5.7: Snow load shape coefficients\nCase (i) ~ ____ ~~ ___ ~1 ~I\n2.0 1.6 IJ 1.0 0.8 L-__ 60°"
+    figure = passage("Figure 5.7", "figure", drawing)
+    table = passage("Table 5.1", "table", "Table 5.1 Values of Ce\n| Windswept | 0,8 |")
+    images = [
+        {"id": p["key"], "path": f"/store/{p['key']}.png", "caption": p["section"], "page": 5} for p in (figure, table)
+    ]
+    brief = render_markdown({"search_question": "What is mu?"}, [figure, table], images, "summary")  # type: ignore[typeddict-item]
+    quoted = brief.split("### Key passages", 1)[1]
+    assert "> Figure 5.7: Snow load shape coefficients" in quoted
+    assert "~1 ~I" not in quoted and "IJ 1.0" not in quoted
+    assert "labels, as read from it, are in the JSON answer" in quoted
+    link = "Image: [/store/CEN_EN1991-9-9_figure_5.7.png](file:///store/CEN_EN1991-9-9_figure_5.7.png)"
+    assert link in quoted and quoted.index(link) < quoted.index("Table 5.1 Values of Ce")
+    assert "Image: [/store/CEN_EN1991-9-9_table_5.1.png]" in quoted
+    assert "\n\nImage: " in quoted  # its own paragraph, not a line of the quote above it
+    assert "### Figures and tables" not in brief
