@@ -364,20 +364,25 @@ def legible(piece: str) -> bool:
 
 
 _OPENS = re.compile(r"\s*(?:\(\s?\d{1,2}\s?\)|NOTE\b|[a-h]\)|[-–•▪]\s|\|)")  # a paragraph, NOTE, item, row
-_CARRIES_ON = re.compile(r"\b(?:and|or|of|to|the|a|for|with|in|on|by|from|between|than|at)\s*$")
+_CARRIES_ON = re.compile(
+    r"\b(?:and|or|of|to|the|a|an|for|with|in|on|by|from|between|than|at|whose|which|that|is|are|be|may|should|shall)\s*$"
+)
 
 
 def _continued_lines(text: str) -> list[str]:
     """Printed lines joined into the sentences they carry: a line runs on into the next when the next
     carries on in lower case, or when it ends in a word no sentence ends in, or in a comma and the next
     does not start with a capital ("... wind directions 0°," / "90° and 180°."); a paragraph, NOTE,
-    list item, table row or a symbol's definition starts anew."""
+    list item, table row or a symbol's definition starts anew, except that a line ending in a word no
+    sentence ends in runs on into what reads like a definition ("... and whose" / "height is less than
+    4 times the in-wind depth, ...")."""
     lines: list[str] = []
     for line in text.split("\n"):
         if lines and not lines[-1].startswith("|") and not lines[-1].rstrip().endswith((".", ":")):
-            fresh = _OPENS.match(line) or _DEFINES.match(line)
+            carries_on = _CARRIES_ON.search(lines[-1]) is not None
+            fresh = _OPENS.match(line) or (_DEFINES.match(line) and not carries_on)
             after_comma = lines[-1].rstrip().endswith(",") and not line[:1].isupper()
-            if not fresh and (line[:1].islower() or after_comma or _CARRIES_ON.search(lines[-1])):
+            if not fresh and (line[:1].islower() or after_comma or carries_on):
                 lines[-1] += " " + line
                 continue
         lines.append(line)
