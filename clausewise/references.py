@@ -27,7 +27,8 @@ _OBJ = (
     r"(?P<kind>Tables?|Figures?|Fig\.|Expressions?|Equations?|Eqs?\.|Annex(?:es)?|Appendix|Appendices|Sections?|[Cc]lauses?"
     r"|[Ss]ubclauses?)"
 )
-_NUMTOK = r"(?:[A-H]\s?\.?\s?)?\d{1,2}(?:\s?\.\s?\d{1,2}){0,4}[a-z]?"
+# a number of at most two digits a level: "Appendices 129" on a contents line is a page, not Appendix 12
+_NUMTOK = r"(?:[A-H]\s?\.?\s?)?\d{1,2}(?:\s?\.\s?\d{1,2}){0,4}(?!\d)[a-z]?"
 _OBJECT_REF = re.compile(
     _OBJ + r"\s*(?P<first>\(?\s?" + _NUMTOK + r"\s?\)?|[A-H]\b)"
     r"(?P<more>(?:\s?(?:,|and|or|to|-)\s?(?:\(?\s?" + _NUMTOK + r"\s?\)?|[A-H]\b))*)"

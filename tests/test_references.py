@@ -164,6 +164,18 @@ def test_an_appendix_is_referred_to_as_an_annex() -> None:
     assert targets["Appendices 3"] == ("HSE_HSG150_annex_3", False)
 
 
+def test_a_number_that_runs_on_into_more_digits_is_not_a_reference() -> None:
+    """A contents line "Appendices 129" names a page, not Appendix 12; "Section 1617A" of a quoted code
+    is not Section 16; a figure number before a scan's run of digits on the next line is the figure alone."""
+    doc = DocId("HSE", "HSG150")
+    known = {"HSE_HSG150_annex_12", "HSE_HSG150_16", "HSE_HSG150_figure_7.16", "HSE_HSG150_figure_7.17"}
+    text = "Appendices 129\nmade by Section 1617A of the code"
+    refs = spot_references(doc, _section(text, key="HSE_HSG150_1"), known)
+    assert not [r for r in refs if r["target"] in ("HSE_HSG150_annex_12", "HSE_HSG150_16")], refs
+    refs = spot_references(doc, _section("as shown in Figures 7.16 and 7.17.\n7777777777", key="HSE_HSG150_2"), known)
+    assert [r["target"] for r in refs] == ["HSE_HSG150_figure_7.16", "HSE_HSG150_figure_7.17"]
+
+
 @pytest.mark.parametrize(
     ("text", "raw"),
     [
