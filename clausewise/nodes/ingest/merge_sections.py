@@ -45,6 +45,9 @@ _TOC_ENTRY = re.compile(r"[A-Za-z)\]]{2,}[\s.…_]*\s(?:\d{1,4}|[ivxlc]{1,5}|[A-
 # A numbered paragraph: "126 Most accidents involving falls ..." (one run of integers through the body).
 _PARAGRAPH_NUMBER = re.compile(r"^(?P<num>[1-9]\d{0,3})\s+(?=[A-Z(\u2018\u201c'\"])")
 MIN_PARAGRAPHS = 20  # a run this long numbers paragraphs, not a list or a figure's key
+QUOTE_LOOKAHEAD_LINES = 400  # how far past an out-of-sequence heading the next heading is looked for
+MIN_FOREIGN_HEADINGS = 10  # a document with this many headings numbered as another code's has them as its own
+_FOREIGN = re.compile(r"\d{3,4}(?:\.\d{1,2})+\s")  # "1603.2 ", "403.9 ": another code's clause number
 # Run-in headings: "7.3.3.3 Terrain category — The roughness ..." (the title ends at the dash).
 _RUN_IN = re.compile(r"^(?P<title>[^.:\u2013\u2014]{3,80}?)(?:\s[\u2013\u2014]\s|\.\s|:\s)(?P<text>[A-Z(].{12,})$")
 
@@ -195,6 +198,11 @@ class _Parser:
         # OCR text layers guess fonts: a plain line there may still be a heading
         self.born_digital = sum(1 for p in pages if p.get("scanned")) < 0.5 * max(1, len(pages))
         self.paragraphs: dict[int, int] = {}
+        self.quote_ends = 0  # the line where another code's clause quoted in the text ends
+        # headings set apart and numbered as another code's clauses ("1603.2 - Delegated ...")
+        self._foreign_numbered = sum(
+            1 for ln in self.lines if (ln.bold or ln.lead) and ln.page not in self.toc_pages and _FOREIGN.match(ln.text)
+        )
 
     def _numbered_paragraphs(self) -> dict[int, int]:
         """Lines (by id) opening numbered paragraphs, with their numbers: guidance documents number
@@ -371,6 +379,30 @@ class _Parser:
         # a heading set in bold needs no sequence (codes that skip numbers or quote other codes' ones)
         return self.typography and found.typographic and len(found.number) > 1
 
+    def _quoted(self, found: Heading, i: int) -> bool:
+        """A heading numbered as another code's clauses are ("403.9", "104.11": three or four digits
+        first), in a document that has only a few of them, out of its sequence, and after which the
+        sequence carries on as if it were not there ("2.2.1", then "403.9 Voluntary seismic improvements."
+        set in bold, then "2.2.2"): that code's clause quoted in the text, not a section of this one. A
+        code that numbers its sections after another code's throughout (UFC 3-301-01 modifies IBC
+        "1603.2" and its own "2-4.3" in turn) keeps them."""
+        if found.number[0] < 100 or self._foreign_numbered >= MIN_FOREIGN_HEADINGS:
+            return False
+        if self.current_number is None or plausible_next(self.current_number, found.number, jump=3):
+            return False
+        for j in range(i + found.used, min(len(self.lines), i + QUOTE_LOOKAHEAD_LINES)):
+            if self._annex(j):
+                return False
+            after = self._numbered(j)
+            if after is None or after.code in self.seen_codes or (len(after.number) == 1 and not after.strong):
+                continue  # "3. New or relocated elements ..." in the quote is a list item
+            if plausible_next(found.number, after.number, jump=3):
+                return False
+            if plausible_next(self.current_number, after.number, jump=3):
+                self.quote_ends = j  # the quote's lines are text of the section it is quoted in
+                return True
+        return False
+
     def _counted_list(self, i: int, n: int) -> bool:
         """Line i ("5 Total scour depth") counts on from "4 ..." just above it: a figure's key or a
         numbered list, not a chapter heading."""
@@ -441,9 +473,9 @@ class _Parser:
                         current.lines += self.lines[i + 1 : i + used]
                         i += used
                         continue
-            else:
+            elif i >= self.quote_ends:
                 found = self._numbered(i)
-                if found and (i == start or self._accept(found, i)):  # the body opens at a heading
+                if found and (i == start or (self._accept(found, i) and not self._quoted(found, i))):
                     self.current_number = found.number
                     self.seen_codes.add(found.code)
                     current = self._open(

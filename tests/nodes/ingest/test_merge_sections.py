@@ -459,6 +459,56 @@ def test_headings_in_other_styles() -> None:
     assert sections["DOD_UFC3-301-01_1-2"]["parent"] == "DOD_UFC3-301-01_1"
 
 
+def test_another_codes_clause_quoted_in_the_text_is_not_a_section() -> None:
+    """A guide quotes another code's clause, its heading set in bold as that code sets it ("403.9
+    Voluntary ..."), between its own 2.2.1 and 2.2.2: the quote is text of 2.2.1, and the quote's
+    numbered items ("3. New or ...") do not open chapter 3 ahead of the guide's own."""
+    body = ("The text of the clause goes on for a while here, set in the plain body font, not bold.", False, "")
+    pages = [
+        _typo_page(
+            1,
+            [
+                ("1.1 Scope", True, ""),
+                body,
+                ("2.1 Approval", True, ""),
+                body,
+                ("2.2 Permits", True, ""),
+                ("2.2.1 Voluntary Upgrades", True, ""),
+                ("Many jurisdictions have adopted the existing building code. Its Section 403.9 states:", False, ""),
+                ("403.9 Voluntary seismic improvements. Alterations to existing", True, "403.9 Voluntary"),
+                ("structural elements shall be permitted, provided that:", False, ""),
+                ("1. The altered structure is no less conforming than before.", False, ""),
+                ("3. New or relocated elements are detailed as for new construction.", False, ""),
+                ("2.2.2 Code-Conforming Designs", True, ""),
+                body,
+                ("Chapter 3", True, ""),
+                ("Selecting Objectives", True, ""),
+                body,
+            ],
+        )
+    ]
+    sections = build_sections(DocId("FEMA", "P-58-6"), "Test", pages)
+    codes = [s["section"] for s in sections.values() if s["kind"] == "clause"]
+    assert codes == ["1.1", "2.1", "2.2", "2.2.1", "2.2.2", "3"]
+    quoted_in = sections["FEMA_P-58-6_2.2.1"]["text"]
+    assert "403.9 Voluntary seismic improvements" in quoted_in and "3. New or relocated" in quoted_in
+    assert sections["FEMA_P-58-6_3"]["title"] == "Selecting Objectives"
+
+
+def test_a_code_that_numbers_its_sections_after_another_codes_keeps_them_between_its_own() -> None:
+    """A modification document numbers most headings as the code it modifies ("1604.1", "1604.2", ...)
+    and its own in turn: its "1605.2" between its own "2-4.2" and "2-4.3" is a section, not a quote."""
+    body = ("The text of the clause goes on for a while here, set in the plain body font, not bold.", False, "")
+    lines = [("2-4.1 General.", True, ""), body]
+    lines += [item for n in range(1, 13) for item in ((f"1604.{n} - Loads [Addition]", True, ""), body)]
+    lines += [("2-4.2 Snow Loads.", True, ""), body, ("1605.2 - Combinations [Replacement]", True, ""), body]
+    lines += [("2-4.3 Rain Loads.", True, ""), body]
+    pages = [_typo_page(1, lines[:30]), _typo_page(2, lines[30:])]
+    sections = build_sections(DocId("DOD", "UFC3-301-01"), "Test", pages)
+    codes = [s["section"] for s in sections.values() if s["kind"] == "clause"]
+    assert codes[-3:] == ["2-4.2", "1605.2", "2-4.3"]
+
+
 def test_annex_headings_without_a_status_and_letter_hyphen_numbers() -> None:
     pages = [
         _typo_page(
