@@ -523,10 +523,16 @@ def reading_groups(lines: list[dict[str, Any]], depth: int = 0) -> list[list[dic
     right: list[dict[str, Any]] = []
 
     def flush() -> None:
-        for side in (left, right):
-            if side:
-                groups.extend(reading_groups(list(side), depth + 1))
-                side.clear()
+        aside = _aside(left, right)
+        if aside is not None:
+            main = right if aside is left else left
+            groups.extend(g for part in _around_asides(main, aside) for g in reading_groups(part, depth + 1))
+        else:
+            for side in (left, right):
+                if side:
+                    groups.extend(reading_groups(list(side), depth + 1))
+        left.clear()
+        right.clear()
 
     for ln in ordered:
         if ln["bbox"][2] <= gutter + 1:
@@ -545,6 +551,57 @@ def reading_groups(lines: list[dict[str, Any]], depth: int = 0) -> list[list[dic
         for ln in group:
             ln.pop("_wide", None)
     return groups
+
+
+def _aside(left: list[dict[str, Any]], right: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
+    """The side of a split that is a margin column of notes beside the text ("The underlying philosophy
+    of current building codes is minimizing hazard to life." in a wide outer margin): less than half as
+    wide as the other side, with fewer lines, none set as a heading (bold, larger, or numbered as a
+    clause). None when the two sides are columns of text, or side-heads."""
+    if not left or not right:
+        return None
+
+    def extent(side: list[dict[str, Any]]) -> float:
+        return max(ln["bbox"][2] for ln in side) - min(ln["bbox"][0] for ln in side)
+
+    narrow, wide = (left, right) if extent(left) < extent(right) else (right, left)
+    if extent(narrow) >= 0.5 * extent(wide) or len(narrow) >= len(wide):
+        return None
+    body_size = sorted(ln.get("size", 0.0) for ln in wide)[len(wide) // 2]
+    for ln in narrow:
+        if ln.get("bold") or ln.get("lead") or ln.get("size", 0.0) > body_size + 0.5 or _CLAUSE_START.match(ln["text"]):
+            return None
+    return narrow
+
+
+_CLAUSE_START = re.compile(r"\(?[A-Z]?\d{1,4}(?:[.-]\d{1,3})+\)?\s")  # "2.1.3 ", "A.4 ", "2-1.1 "
+
+
+def _around_asides(main: list[dict[str, Any]], aside: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    """The main column's lines with each block of margin notes read at the first paragraph break of the
+    main column below the block's top, else before the paragraph it stands beside, else at the end of
+    the page: a note does not cut a sentence of the text beside it, nor one running on from the page
+    before or into the next."""
+    main = sorted(main, key=lambda ln: ln["bbox"][1])
+    pitches = sorted(b["bbox"][1] - a["bbox"][1] for a, b in zip(main, main[1:], strict=False))
+    pitch = pitches[len(pitches) // 2] if pitches else 0.0
+    breaks = [i for i in range(1, len(main)) if main[i]["bbox"][1] - main[i - 1]["bbox"][1] > 1.4 * pitch]
+    blocks: list[list[dict[str, Any]]] = []
+    for ln in sorted(aside, key=lambda ln: ln["bbox"][1]):
+        if blocks and ln["bbox"][1] - blocks[-1][-1]["bbox"][3] < 0.8 * (ln["bbox"][3] - ln["bbox"][1]):
+            blocks[-1].append(ln)
+        else:
+            blocks.append([ln])
+    parts: list[list[dict[str, Any]]] = []
+    start = 0
+    for block in blocks:
+        top = block[0]["bbox"][1]
+        above = [i for i in breaks if i >= start and main[i]["bbox"][1] <= top]
+        at = next((i for i in breaks if i >= start and main[i]["bbox"][1] > top), above[-1] if above else len(main))
+        parts += [main[start:at], block]
+        start = at
+    parts.append(main[start:])
+    return [part for part in parts if part]
 
 
 def _rows_in_order(groups: list[list[dict[str, Any]]]) -> list[list[dict[str, Any]]]:

@@ -374,3 +374,64 @@ def test_a_list_mark_given_twice_is_read_once() -> None:
     assert _merge_row(row("––", "a main guard rail"))["text"] == "– a main guard rail"
     assert _merge_row(row("loads of 2 – 3 kN", "■ ■ here"))["text"] == "loads of 2 – 3 kN ■ ■ here"
     assert _merge_row(row("■", "● mixed"))["text"] == "■ ● mixed"
+
+
+def _margin_page(page: pymupdf.Page, body: list[str], notes: list[tuple[float, list[str], bool]]) -> None:
+    """Body text at x 198-540 in 11 pt, a blank line between paragraphs (""), and blocks of notes in the
+    left margin (x 59-162) at a given height, bold when asked."""
+    y = 80.0
+    for line in body:
+        if line:
+            page.insert_text((198, y), line, fontsize=11, fontname="helv")
+        y += 13.8 if line else 10.0
+    for top, lines, bold in notes:
+        for i, line in enumerate(lines):
+            page.insert_text((59, top + 13.8 * i), line, fontsize=11, fontname="hebo" if bold else "helv")
+
+
+def test_a_margin_note_is_read_at_a_paragraph_break_of_the_text_beside_it(tmp_path: Path) -> None:
+    """A wide outer margin with notes beside the text (FEMA's house style): the text beside a note is
+    one column; the note is read at the first paragraph break below its top (or before the paragraph
+    beside it when none is below), not before the text (on a page where the margin is on the left),
+    which cut a sentence running on from the page before."""
+    words = "the wind pressure on the walls of the building is taken from the map of the region and"
+    first = [f"Alpha paragraph line {i} {words}" for i in range(6)] + [""]
+    second = [f"Bravo paragraph line {i} {words}" for i in range(6)] + [""]
+    third = [f"Charlie paragraph line {i} {words}" for i in range(5)]
+    path = tmp_path / "margin.pdf"
+    with pymupdf.open() as doc:
+        page = doc.new_page(width=612, height=792)
+        notes = [
+            (120.0, ["Wind pressure depends", "on the terrain around", "the building site."], False),
+            (300.0, ["The last paragraph runs", "on to the next page of", "the code, unbroken."], False),
+        ]
+        _margin_page(
+            page, ["the sentence carries on from the page before and ends here.", *first, *second, *third], notes
+        )
+        doc.save(path)
+    with pymupdf.open(path) as doc:
+        texts = [ln["text"] for ln in extract_page(doc, 0, crop=False)["lines"]]
+    assert texts[0].startswith("the sentence carries on")
+    note = texts.index("Wind pressure depends")
+    assert texts[note - 1].startswith("Alpha paragraph line 5") and texts[note + 3].startswith("Bravo paragraph line 0")
+    assert texts[note : note + 3] == ["Wind pressure depends", "on the terrain around", "the building site."]
+    # beside the page's last paragraph, which runs on to the next page: read before that paragraph
+    last = texts.index("The last paragraph runs")
+    assert texts[last + 3].startswith("Charlie paragraph line 0") and texts[-1].startswith("Charlie paragraph line 4")
+
+
+def test_side_heads_in_the_margin_stay_before_their_text(tmp_path: Path) -> None:
+    """Headings set in the margin beside their paragraph (bold side-heads) are not notes: the margin is
+    read as before, column by column."""
+    words = "the wind pressure on the walls of the building is taken from the map of the region and"
+    body = [f"Alpha paragraph line {i} {words}" for i in range(6)] + [""]
+    body += [f"Bravo paragraph line {i} {words}" for i in range(6)]
+    path = tmp_path / "sidehead.pdf"
+    with pymupdf.open() as doc:
+        page = doc.new_page(width=612, height=792)
+        _margin_page(page, body, [(80.0, ["Wind actions on walls"], True), (180.0, ["Snow actions on roofs"], True)])
+        doc.save(path)
+    with pymupdf.open(path) as doc:
+        texts = [ln["text"] for ln in extract_page(doc, 0, crop=False)["lines"]]
+    alpha = next(i for i, t in enumerate(texts) if t.startswith("Alpha paragraph line 0"))
+    assert texts.index("Wind actions on walls") < texts.index("Snow actions on roofs") < alpha
