@@ -534,10 +534,6 @@ def sample(
     ask(question, store=store, as_json=False, thread=None)
 
 
-if __name__ == "__main__":  # pragma: no cover
-    app()
-
-
 def _brief(markdown: str) -> Any:
     """The brief as rich renders markdown, with one change: links to local files are kept (markdown-it
     drops ``file:`` links as unsafe for a web page), so that a figure's image path opens on a click in a
@@ -551,3 +547,7 @@ def _brief(markdown: str) -> Any:
     parser.validateLink = lambda url: url.startswith("file:///") or default(url)  # type: ignore[method-assign]
     brief.parsed = parser.parse(markdown)
     return brief
+
+
+if __name__ == "__main__":  # pragma: no cover
+    app()

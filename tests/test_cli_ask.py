@@ -77,3 +77,24 @@ def test_the_terminal_brief_links_an_image_path_to_its_file() -> None:
     unsafe = io.StringIO()
     Console(file=unsafe, force_terminal=True, width=200).print(_brief("[x](javascript:alert(1))"))
     assert "\x1b]8;" not in unsafe.getvalue()
+
+
+def test_the_module_runs_as_a_program(sample_store: SimpleNamespace, copy_store: Any) -> None:
+    """`python -m clausewise.cli ask ...` runs the module as __main__: everything the command calls
+    must be defined before the module's last lines start the app (the console script imports it
+    whole first, so the in-process tests cannot tell)."""
+    import os
+    import subprocess
+    import sys
+
+    store = copy_store(sample_store.dir)
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    done = subprocess.run(
+        [sys.executable, "-m", "clausewise.cli", "ask", "What is the characteristic value sk?", "--store", str(store)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "Sources" in done.stdout
