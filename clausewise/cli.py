@@ -541,11 +541,11 @@ def _brief(markdown: str) -> Any:
     from markdown_it import MarkdownIt
     from rich.markdown import Markdown
 
-    brief = Markdown(markdown)
-    parser = MarkdownIt().enable("strikethrough").enable("table")
+    parser = MarkdownIt().enable("strikethrough").enable("table")  # as rich sets it up
     default = parser.validateLink
     parser.validateLink = lambda url: url.startswith("file:///") or default(url)  # type: ignore[method-assign]
-    brief.parsed = parser.parse(markdown)
+    brief = Markdown("")  # parsed once, below
+    brief.markup, brief.parsed = markdown, parser.parse(markdown)
     return brief
 
 

@@ -379,29 +379,28 @@ class _Parser:
         # a heading set in bold needs no sequence (codes that skip numbers or quote other codes' ones)
         return self.typography and found.typographic and len(found.number) > 1
 
-    def _quoted(self, found: Heading, i: int) -> bool:
+    def _quote_end(self, found: Heading, i: int) -> int | None:
         """A heading numbered as another code's clauses are ("403.9", "104.11": three or four digits
         first), in a document that has only a few of them, out of its sequence, and after which the
         sequence carries on as if it were not there ("2.2.1", then "403.9 Voluntary seismic improvements."
         set in bold, then "2.2.2"): that code's clause quoted in the text, not a section of this one. A
         code that numbers its sections after another code's throughout (UFC 3-301-01 modifies IBC
-        "1603.2" and its own "2-4.3" in turn) keeps them."""
+        "1603.2" and its own "2-4.3" in turn) keeps them. The line where the sequence resumes, else None."""
         if found.number[0] < 100 or self._foreign_numbered >= MIN_FOREIGN_HEADINGS:
-            return False
+            return None
         if self.current_number is None or plausible_next(self.current_number, found.number, jump=3):
-            return False
+            return None
         for j in range(i + found.used, min(len(self.lines), i + QUOTE_LOOKAHEAD_LINES)):
             if self._annex(j):
-                return False
+                return None
             after = self._numbered(j)
             if after is None or after.code in self.seen_codes or (len(after.number) == 1 and not after.strong):
                 continue  # "3. New or relocated elements ..." in the quote is a list item
             if plausible_next(found.number, after.number, jump=3):
-                return False
+                return None
             if plausible_next(self.current_number, after.number, jump=3):
-                self.quote_ends = j  # the quote's lines are text of the section it is quoted in
-                return True
-        return False
+                return j
+        return None
 
     def _counted_list(self, i: int, n: int) -> bool:
         """Line i ("5 Total scour depth") counts on from "4 ..." just above it: a figure's key or a
@@ -475,7 +474,11 @@ class _Parser:
                         continue
             elif i >= self.quote_ends:
                 found = self._numbered(i)
-                if found and (i == start or (self._accept(found, i) and not self._quoted(found, i))):
+                accepted = found is not None and (i == start or self._accept(found, i))  # the body opens at one
+                quote_end = self._quote_end(found, i) if found and accepted and i != start else None
+                if quote_end is not None:
+                    self.quote_ends = quote_end  # the quote's lines are text of the section it is quoted in
+                elif found and accepted:
                     self.current_number = found.number
                     self.seen_codes.add(found.code)
                     current = self._open(
