@@ -148,17 +148,15 @@ def units(text: str) -> list[tuple[int, int]]:
 
 
 def score_text(text: str, terms: Terms) -> float:
+    return sum(terms.weights[term] for term in terms_in(text, terms))
+
+
+def terms_in(text: str, terms: Terms) -> set[str]:
+    """The terms (stems and stemmed phrases) the text contains."""
     stems = tokens(text)
     present = set(stems)
     joined = " " + " ".join(stems) + " "
-    score = 0.0
-    for term, weight in terms.weights.items():
-        if " " in term:
-            if f" {term} " in joined:
-                score += weight
-        elif term in present:
-            score += weight
-    return score
+    return {term for term in terms.weights if (f" {term} " in joined if " " in term else term in present)}
 
 
 @dataclass

@@ -33,7 +33,7 @@ from clausewise.keys import OBJECT_KINDS
 from clausewise.nodes.query.deps import QueryDeps, Reader, deps_of
 from clausewise.page_map import pages_between
 from clausewise.stores.index import Hit
-from clausewise.tools.query_tasks import is_definition, score_text, units
+from clausewise.tools.query_tasks import is_definition, terms_in, units
 
 KEY_PASSAGES = 10
 KEY_CHARS = 10_000
@@ -42,7 +42,8 @@ GAP = "\n…\n"  # between two verbatim pieces of one section's text
 CITED_DECAY = 0.9  # a cited clause keeps this share of its citing section's score, per hop
 OBJECT_DECAY = 0.75  # a cited table, figure, expression or definition keeps this share: a clause names many
 MAX_FOLLOWERS = 1  # cited objects placed right after a passage (more crowd out the next clauses)
-COVERAGE_WEIGHT = 0.2
+FOLLOWER_KINDS = ("table", "expression")  # a figure's passage is its caption: its drawing is an image
+COVERAGE_WEIGHT = 0.5
 DOCUMENT_WEIGHT = 0.2
 FRONT_PENALTY = 0.1
 HEADING_PENALTY = 0.3  # a heading with (almost) no text under it: nothing to read there
@@ -162,13 +163,16 @@ def rank(
     read = read or deps.reader()
     keys = [p["key"] for p in passages]
     terms = deps.terms(state["search_question"])
-    total = sum(terms.weights.values()) or 1.0
+    # coverage is a share of the terms some passage has: a question's own words that no code uses
+    # ("freak", "ever") would otherwise dilute it, more in a wordy question than in a terse one
+    covered = {p["key"]: terms_in(_titled(p), terms) for p in passages}
+    total = sum(terms.weights[t] for t in set().union(*covered.values())) or 1.0
     by_similarity = sorted(passages, key=lambda p: -similarity.get(p["key"], 0.0))[:15]
     share = {d: n / len(by_similarity) for d, n in Counter(p["document"] for p in by_similarity).items()}
     contents = {p["key"] for p in passages if contents_like(p)}
     score: dict[str, float] = {}
     for p in passages:
-        coverage = score_text(_titled(p), terms) / total
+        coverage = sum(terms.weights[t] for t in covered[p["key"]]) / total
         s = similarity.get(p["key"], 0.0) + COVERAGE_WEIGHT * coverage + DOCUMENT_WEIGHT * share.get(p["document"], 0)
         if p["key"] in contents:
             s -= CONTENTS_PENALTY
@@ -189,7 +193,7 @@ def rank(
         for p, m in zip(head, matched, strict=True):
             score[p["key"]] += SOFT_MATCH_WEIGHT * (m - mean)
         ordered, lifted = _order(read, passages, score, cites)
-    ordered = _restated_last(ordered)
+    ordered = _figures_after_key(_restated_last(ordered), cites)
     chars = 0
     for i, p in enumerate(ordered):
         background = p["key"] in contents
@@ -238,7 +242,7 @@ def _order(
             t
             for t in _cited_in_text(read, p, cites[p["key"]])
             if t not in placed
-            and by_key[t]["kind"] in OBJECT_KINDS
+            and by_key[t]["kind"] in FOLLOWER_KINDS
             and score[t] <= score[p["key"]] * CITED_DECAY + 1e-9
         ]
         for target in followers[:MAX_FOLLOWERS]:
@@ -268,6 +272,24 @@ def _restated_last(ordered: list[dict[str, Any]]) -> list[dict[str, Any]]:
             holder.setdefault("restates", []).append(p["key"])
             restated.append(p)
     return kept + restated
+
+
+def _figures_after_key(ordered: list[dict[str, Any]], cites: dict[str, list[str]]) -> list[dict[str, Any]]:
+    """Figures among the first ``KEY_PASSAGES`` passages go right after them (to the end of a shorter
+    answer), in their order: a figure's passage quotes its caption (its drawing is an image), so the
+    first places go to text. The first passage before it that cites a moved figure names it in
+    ``figures``: the brief shows its image there."""
+    head: list[dict[str, Any]] = []
+    moved: list[dict[str, Any]] = []
+    for p in ordered:
+        if len(head) == KEY_PASSAGES:
+            break
+        (moved if p["kind"] == "figure" else head).append(p)
+    for figure in moved:
+        holder = next((p for p in head if figure["key"] in cites.get(p["key"], [])), None)
+        if holder is not None:
+            holder.setdefault("figures", []).append(figure["key"])
+    return head + moved + ordered[len(head) + len(moved) :]
 
 
 def _titled(passage: dict[str, Any]) -> str:

@@ -33,8 +33,13 @@ def compose(state: QueryState, runtime: Runtime[QueryContext]) -> dict[str, Any]
     ctx, deps = runtime.context, deps_of(runtime)
     passages = [dict(p) for p in state.get("passages") or []]
     kinds = {p["key"]: p["kind"] for p in passages}
-    # each object's image in reading order; an expression a passage restates comes with that passage
-    shown = [k for p in passages for k in ([p["key"]] if p["kind"] in OBJECT_KINDS else []) + p.get("restates", [])]
+    # each object's image in reading order; an expression a passage restates, and a figure it cites
+    # that was moved out of the key passages, come with that passage
+    shown = [
+        k
+        for p in passages
+        for k in ([p["key"]] if p["kind"] in OBJECT_KINDS else []) + p.get("restates", []) + p.get("figures", [])
+    ]
     images: list[dict[str, Any]] = []
     for key in dict.fromkeys(shown):
         if len(images) >= ctx.max_images:
@@ -136,11 +141,20 @@ def render_markdown(
         budget -= len(p["text"])
         img = image_of.get(p["key"])
         if img:  # a quoted figure, table or expression: its image with it, a click away
-            lines[-1:-1] = ["", f"Image: {link(img)}"] + ([f"> {img['description']}"] if img.get("description") else [])
+            lines[-1:-1] = ["", f"Image: {link(img)}"] + _described(img)
+        for figure in p.get("figures", []):  # a figure it cites, not quoted: its caption and image
+            img = image_of.get(figure)
+            if img:
+                label = img.get("caption") or _name(figure, {})
+                lines[-1:-1] = ["", f"{label} (page {img['page']}): {link(img)}"] + _described(img)
     quoted = {p["key"] for p in key}
+    beside = {f for p in key for f in p.get("figures", [])}
     restated = {r for p in key for r in p.get("restates", [])}
     shown = [
-        img for img in images if img["id"] in restated or (len(images) <= MARKDOWN_FIGURES and img["id"] not in quoted)
+        img
+        for img in images
+        if img["id"] not in beside
+        and (img["id"] in restated or (len(images) <= MARKDOWN_FIGURES and img["id"] not in quoted))
     ]
     if shown:
         lines += ["", "### Figures and tables"]
@@ -233,6 +247,11 @@ def _precedence_lines(rules: list[dict[str, Any]], passages: list[dict[str, Any]
     if len(listed) > MARKDOWN_RULES:
         lines.append(f"- {len(listed) - MARKDOWN_RULES} more, in the JSON answer")
     return lines
+
+
+def _described(img: dict[str, Any]) -> list[str]:
+    """Model mode: what the figure shows that bears on the question, as a quote under its image."""
+    return [f"> {img['description']}"] if img.get("description") else []
 
 
 def _name(key: str, by_key: dict[str, dict[str, Any]]) -> str:

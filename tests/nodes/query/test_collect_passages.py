@@ -13,9 +13,11 @@ from typing import Any
 
 from helpers import query_runtime
 
+from clausewise.nodes.query import collect_passages as collect_module
 from clausewise.nodes.query.collect_passages import (
     BRIDGE_CHARS,
     CITED_DECAY,
+    COVERAGE_WEIGHT,
     GAP,
     OBJECT_DECAY,
     SOFT_MATCH_WEIGHT,
@@ -54,9 +56,16 @@ SECTIONS = {
     k("expression_5.2"): "w_i = q c_i (5.2)",
     k("1.5.1"): "1.5.1\ndrifted snow\nsnow moved by the wind from one part of a roof to another",
     k("3.1"): "3.1 Drift\n(1) Drifted snow (see 1.5.1) is taken into account as 7.1 gives.",
+    k("6.2"): "6.2 Overhang\n(1) The overhanging snow is shown in Figure 6.2.",
+    k("figure_6.2"): "Figure 6.2 Snow overhanging the edge of a roof",
 }
 PARENT_TITLES = {k("1.5.1"): "Terms and definitions"}
-KINDS = {k("table_6.1"): "table", k("expression_5.1"): "expression", k("expression_5.2"): "expression"}
+KINDS = {
+    k("figure_6.2"): "figure",
+    k("table_6.1"): "table",
+    k("expression_5.1"): "expression",
+    k("expression_5.2"): "expression",
+}
 REFERENCES = {
     k("5.2"): [{"target": k("5.3")}],
     k("8.1"): [{"target": k("7.1")}],
@@ -64,6 +73,7 @@ REFERENCES = {
     k("6.1"): [{"target": k("table_6.1"), "span": [41, 50]}, {"target": k("7.1"), "span": [60, 63]}],
     k("4.1"): [{"target": k("8.1")}, {"target": k("7.1")}],
     k("3.1"): [{"target": k("1.5.1")}, {"target": k("7.1")}],
+    k("6.2"): [{"target": k("figure_6.2"), "span": [47, 57]}],
 }
 
 
@@ -73,9 +83,9 @@ def parent(key: str) -> str | None:
     return k(code.rsplit(".", 1)[0]) if "." in code else None
 
 
-def deps_with(soft: dict[str, float] | None = None) -> Any:
+def deps_with(soft: dict[str, float] | None = None, terms: Terms | None = None) -> Any:
     """Stand-in stores and reasoner; ``soft`` is the embedder's soft match of each passage (None: the
-    embedder gives none)."""
+    embedder gives none); ``terms`` the question's weighted terms (none by default)."""
 
     def lookup(table: str, key: str) -> Any:
         if table == "references":
@@ -95,7 +105,7 @@ def deps_with(soft: dict[str, float] | None = None) -> Any:
     return SimpleNamespace(
         stores=stores,
         reader=lambda: Reader(stores),  # type: ignore[arg-type]
-        terms=lambda question: Terms(),
+        terms=lambda question: terms or Terms(),
         embedder=SimpleNamespace(
             soft_match=lambda query, texts: (
                 None
@@ -201,6 +211,38 @@ def test_an_expression_its_clause_already_quotes_goes_to_the_back() -> None:
     ranked = rank(deps_with(), {"search_question": "q"}, [passage(key) for key in similarity], similarity)  # type: ignore[arg-type]
     assert [p["key"] for p in ranked][:2] == [k("expression_5.1"), k("5.1")]
     assert not any("restates" in p for p in ranked)
+
+
+def test_a_cited_figure_does_not_follow_its_clause_and_leaves_the_key_places_to_text(monkeypatch: Any) -> None:
+    """A figure's passage is its caption (the drawing is an image). Cited by 6.2, Figure 6.2 keeps
+    ``OBJECT_DECAY`` of 6.2's score but does not follow it as a table would: 7.1 passes it. Among the
+    key places (2 here) on its own standing, it goes right after them, and 6.2, which cites it, names
+    it in ``figures`` for the brief to show its image there."""
+    monkeypatch.setattr(collect_module, "KEY_PASSAGES", 2)
+    similarity = {k("6.2"): 0.9, k("figure_6.2"): 0.1, k("7.1"): 0.7, k("8.1"): 0.3, k("5.3.10"): 0.2}
+    ranked = rank(deps_with(), {"search_question": "q"}, [passage(key) for key in similarity], similarity)  # type: ignore[arg-type]
+    assert [p["key"] for p in ranked] == [k("6.2"), k("7.1"), k("figure_6.2"), k("8.1"), k("5.3.10")]
+    assert {p["key"]: p["score"] for p in ranked}[k("figure_6.2")] == round(ranked[0]["score"] * OBJECT_DECAY, 4)
+    assert not any("figures" in p for p in ranked)  # nothing moved
+    similarity[k("figure_6.2")] = 0.85  # second on its own standing
+    ranked = rank(deps_with(), {"search_question": "q"}, [passage(key) for key in similarity], similarity)  # type: ignore[arg-type]
+    assert [p["key"] for p in ranked] == [k("6.2"), k("7.1"), k("figure_6.2"), k("8.1"), k("5.3.10")]
+    assert ranked[0]["figures"] == [k("figure_6.2")] and "figures" not in ranked[1]
+    assert [p["rank"] for p in ranked] == [1, 2, 3, 4, 5]
+    assert [p["tier"] for p in ranked][:3] == ["key", "key", "supporting"]
+
+
+def test_coverage_is_a_share_of_the_terms_some_passage_has() -> None:
+    """The question's "freak" is in no passage: 6.1, which has all of the rest ("drift"), gains the whole
+    ``COVERAGE_WEIGHT`` over 5.3.10, which has none, however heavily the missing word weighs."""
+    terms = Terms()
+    terms.add("drift", 2.0, "question")
+    terms.add("freak", 8.0, "question")
+    similarity = {k("6.1"): 0.5, k("5.3.10"): 0.5}
+    ranked = rank(deps_with(terms=terms), {"search_question": "q"}, [passage(key) for key in similarity], similarity)  # type: ignore[arg-type]
+    score = {p["key"]: p["score"] for p in ranked}
+    assert [p["key"] for p in ranked][0] == k("6.1")
+    assert round(score[k("6.1")] - score[k("5.3.10")], 4) == round(COVERAGE_WEIGHT, 4)
 
 
 def test_a_bare_heading_comes_after_the_sections_with_text() -> None:
