@@ -2,8 +2,8 @@
 warm ones after it, over a question file (``../shared/eval/*.jsonl``: one JSON object with a
 "question" per line).
 
-Cold starts are whole processes; time them side by side with farm-bench, e.g.
-  farm-bench -n 7 --vs 'clausewise ask "Q" --store OLD --json' -- clausewise ask "Q" --store S --json
+Cold starts are whole processes: time `clausewise ask "Q" --store S --json` against the other version
+run in turn with it (several runs each, medians and their ratio), not one after the other.
 
 usage: python scripts/bench_ask.py QUESTIONS.jsonl [QUESTIONS.jsonl ...] --store DIR
 """

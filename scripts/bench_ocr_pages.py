@@ -13,7 +13,8 @@ usage: python scripts/bench_ocr_pages.py make OUT.pdf [--dpi 150]
                                           [--dpi N] [--json RESULT]
 (run: --engine tesseract is the system's libtesseract, pymupdf the copy inside PyMuPDF, auto the first
 that loads, as ingestion does; --dpi: every page at N, else each page at its scan's own resolution)
-Timing two settings side by side: farm-bench --vs '... run OUT.pdf --processes 1' -- ... --processes 2
+Timing two settings side by side: run '... run OUT.pdf --processes 1' and '... --processes 2' in turn,
+several times each
 """
 
 from __future__ import annotations

@@ -130,6 +130,7 @@ def render_markdown(
     rest = [p for p in passages if p not in key]
     lines += ["### Summary", summary, "", f"### Key passages ({len(key)} of {len(passages)})"]
     image_of = {img["id"]: img for img in images}
+    by_key = {p["key"]: p for p in passages}
 
     def link(img: dict[str, Any]) -> str:
         where = local_path(img["path"]) if local_path else img["path"]
@@ -142,10 +143,10 @@ def render_markdown(
         img = image_of.get(p["key"])
         if img:  # a quoted figure, table or expression: its image with it, a click away
             lines[-1:-1] = ["", f"Image: {link(img)}"] + _described(img)
-        for figure in p.get("figures", []):  # a figure it cites, not quoted: its caption and image
-            img = image_of.get(figure)
-            if img:
-                label = img.get("caption") or _name(figure, {})
+        for figure in p.get("figures", []):  # a figure it cites, not quoted: its name, title and image
+            img, fig = image_of.get(figure), by_key.get(figure)
+            if img and fig:
+                label = f"**{fig['section']}** {fig.get('title') or ''}".rstrip()
                 lines[-1:-1] = ["", f"{label} (page {img['page']}): {link(img)}"] + _described(img)
     quoted = {p["key"] for p in key}
     beside = {f for p in key for f in p.get("figures", [])}
@@ -170,7 +171,6 @@ def render_markdown(
     conflicts = [c for c in state.get("conflicts") or [] if quoted & set(c.get("passages") or [])]
     if conflicts:
         lines += ["", "### Conflicts (highlighted, not resolved)"]
-        by_key = {p["key"]: p for p in passages}
         said: dict[tuple[str, str], list[str]] = {}  # one line for a flag raised on several passages
         for c in conflicts:
             said.setdefault((c["topic"], c["note"]), []).extend(c.get("passages") or [])

@@ -241,8 +241,9 @@ def test_a_quoted_figure_shows_its_caption_and_image_not_the_labels_read_off_the
 
 def test_a_figure_a_quoted_clause_cites_is_shown_under_that_clause() -> None:
     """Figure 6.2 was moved out of the key passages (its passage is a caption) and 6.2, which cites it,
-    names it in ``figures``: the brief shows the figure's caption and image under 6.2's quote, before
-    the next passage, and not again under figures and tables."""
+    names it in ``figures``: the brief shows the figure's name and title (not the caption as OCR read
+    it, "Figure 62") and its image under 6.2's quote, before the next passage, and not again under
+    figures and tables."""
     from clausewise.nodes.query.compose import render_markdown
 
     def passage(section: str, tier: str, kind: str, **extra: Any) -> dict[str, Any]:
@@ -250,12 +251,12 @@ def test_a_figure_a_quoted_clause_cites_is_shown_under_that_clause() -> None:
         return {"key": key, "document": "EN 1991-9-9", "section": section, "title": "", "page": 7, "kind": kind,
                 "pages": [7], "text": f"{section} text", "hop": 0, "via": "vector", "tier": tier, **extra}  # fmt: skip
 
-    figure = passage("figure_6.2", "supporting", "figure")
+    figure = passage("Figure 6.2", "supporting", "figure", title="Overhang at the eaves")
     passages = [passage("6.2", "key", "clause", figures=[figure["key"]]), passage("7.1", "key", "clause"), figure]
-    images = [{"id": figure["key"], "path": "/store/figure_6.2.png", "caption": "Figure 6.2 Overhang", "page": 7}]
+    images = [{"id": figure["key"], "path": "/store/figure_6.2.png", "caption": "Figure 62: Overhang", "page": 7}]
     brief = render_markdown({"search_question": "What overhang?"}, passages, images, "summary")  # type: ignore[typeddict-item]
     quoted = brief.split("### Key passages", 1)[1]
-    line = "Figure 6.2 Overhang (page 7): [/store/figure_6.2.png](file:///store/figure_6.2.png)"
+    line = "**Figure 6.2** Overhang at the eaves (page 7): [/store/figure_6.2.png](file:///store/figure_6.2.png)"
     assert line in quoted
     assert quoted.index("> 6.2 text") < quoted.index(line) < quoted.index("> 7.1 text")
     assert "\n\n" + line in quoted  # its own paragraph, not a line of the quote above it
