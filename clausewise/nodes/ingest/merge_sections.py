@@ -24,6 +24,11 @@ from clausewise.page_map import page_at
 from clausewise.pdf import close_pdf
 
 _DIGITISH = str.maketrans({"l": "1", "I": "1", "]": "1", "/": "1", "|": "1", "O": "0", "o": "0", "S": "5"})
+_DIGITISH_ALSO = {"S": "8"}  # OCR reads an 8 as S too ("A.S Key elements" after A.7)
+# words a sentence opening with a clause number goes on with ("5.3.2 and 5.3.3 apply ..."): not a title
+_NOT_A_TITLE = frozenset(
+    "and or to of in on at by for from with see as is are be the a an apply applies gives give".split()
+)
 # A clause number opening a line: "5.3.2", OCR slips "5. 3" / "5.l", chapter-hyphen "2-1.1" (UFC), and
 # section numbers of other codes quoted as headings ("1603.1.10", accepted on typography only).
 NUMBERED = re.compile(
@@ -62,6 +67,16 @@ def _title_ok(text: str | None) -> bool:
         and len(text) < 140
         and not _TOC_LEADER.search(text)
     )
+
+
+def ocr_number(parts: list[str], current: tuple[int, ...] | None) -> tuple[int, ...]:
+    """A clause number read from OCR'd digits ("5.l" is 5.1, "S" 5): where a character reads as two
+    digits ("S": 5 or 8), the reading that follows ``current`` in sequence, else the usual one."""
+    usual = tuple(int(p.translate(_DIGITISH)) for p in parts)
+    if current is None or plausible_next(current, usual) or not any(c in p for p in parts for c in _DIGITISH_ALSO):
+        return usual
+    other = tuple(int("".join(_DIGITISH_ALSO.get(c, c) for c in p).translate(_DIGITISH)) for p in parts)
+    return other if plausible_next(current, other) else usual
 
 
 def slug(text: str) -> str:
@@ -254,7 +269,7 @@ class _Parser:
         parts = [p for p in re.split(r"\s?[.\-]\s?", raw[2:] if letter else raw) if p]
         if not all(re.fullmatch(r"\d{1,4}", p.translate(_DIGITISH)) for p in parts):
             return None
-        number = tuple(int(p.translate(_DIGITISH)) for p in parts)
+        number = ocr_number(parts, self.current_number)
         if any(n > 99 for n in number[1:]):
             return None
         hyphen = "-" in (raw[2:] if letter else raw)
@@ -270,13 +285,25 @@ class _Parser:
         if len(number) == 1 and rest and not re.match(r"^[A-Z][A-Za-z]{2,}", rest):
             return None  # a top-level heading needs a real word: "1 General", not "7 A" from a formula
         if rest:
-            if not _title_ok(rest) or not (rest[0].isupper() or rest[0] == "["):
+            if not _title_ok(rest) or not (rest[0].isupper() or rest[0] == "[" or self._lowercase_title(rest, nxt)):
                 return None  # "5.3.2 and 5.3.3 apply ..." is a sentence, not a heading
             title, used = self._title(line, raw, rest, i)
-            return Heading(number, code, title, used, False, typographic)
+            return Heading(number, code, title[:1].upper() + title[1:], used, False, typographic)
         if _title_ok(nxt) and not NUMBERED.match(nxt or "") and not (nxt or "").startswith("("):
             return Heading(number, code, nxt or "", 2, False, typographic or self._typographic(self.lines[i + 1], ""))
         return None
+
+    def _lowercase_title(self, rest: str, nxt: str | None) -> bool:
+        """An OCR text layer may read a title's capital as a small letter ("4.3.4 large and considerably
+        higher neighbouring structures"): taken as a title when its first word is no word a sentence goes
+        on with, it does not end as a sentence, and the next line opens the clause's paragraph (1)."""
+        first = rest.split()[0].lower()
+        return (
+            first.isalpha()
+            and first not in _NOT_A_TITLE
+            and not rest.rstrip().endswith((".", ",", ";", ":"))
+            and bool(re.match(r"\(\s?[1lI]\s?\)", nxt or ""))
+        )
 
     def _title(self, line: Line, raw: str, rest: str, i: int) -> tuple[str, int]:
         """A heading's title and the lines it takes: a run-in heading's title ends where its bold
@@ -437,16 +464,19 @@ class _Parser:
                 if text[:1] == OCR_LETTER_SLIPS.get(self.current_annex[0]):
                     text = self.current_annex[0] + text[1:]
                 m = re.match(
-                    re.escape(self.current_annex)
+                    r"\s?".join(map(re.escape, self.current_annex))  # "A 1.3" read for A1.3
                     + r"\s?(?P<sep>[.\-]?)\s?(?P<num>[\dSlIO]{1,2}(?:\s?\.\s?[\dSlIO]{1,2}){0,4})\.?"
                     r"(?:(?:\s*[\u2013\u2014]\s*|\s+-\s+|\s+)(?P<rest>.*))?$",
                     text,
                 )
+                parts = re.split(r"\s?\.\s?", m.group("num")) if m else []
+                number = ocr_number(parts, self.current_number) if m else ()
                 if m and not re.search(r"\d", m.group("num")):
-                    m = None
+                    # no digit at all ("A.S"): a clause only where the sequence expects it, with a title
+                    if not (plausible_next(self.current_number, number) and m.group("sep") and m.group("rest")):
+                        m = None
                 rest = m.group("rest") if m else None
                 if m and ((rest and _title_ok(rest) and rest[0].isupper()) or (not rest and i + 1 < len(self.lines))):
-                    number = tuple(int(p.translate(_DIGITISH)) for p in re.split(r"\s?\.\s?", m.group("num")))
                     sep = "-" if m.group("sep") == "-" else "."  # "B-16.1" keeps its hyphen
                     code = f"{self.current_annex}{sep}" + ".".join(map(str, number))
                     typographic = self.typography and self._typographic(line, text.split()[0])

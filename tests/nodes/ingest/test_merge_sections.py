@@ -694,3 +694,64 @@ def test_cutting_a_tables_note_out_of_a_clause_keeps_its_pages_right() -> None:
     assert entry["text"] == "5.3 Title\n(1) On page 20.\n(2) On page 22."
     assert entry["page_map"] == [[0, 20], [entry["text"].index("(2)"), 22]]
     assert entry["pages"] == [20, 22]
+
+
+def test_headings_an_ocr_text_layer_misread_are_found_where_the_sequence_expects_them() -> None:
+    """A scan's text layer reads a title's capital as a small letter ("1.3 large and ..."), puts a
+    space into an annex's clause number ("A 1.3" for A1.3) and reads an 8 as S ("B.S" for B.8): each is
+    the heading the sequence expects next, and opens its own section. A sentence opening with a clause
+    number ("1.4 and 1.5 apply ...") and a small-letter line the clause's paragraph (1) does not
+    follow stay text."""
+
+    def scanned(n: int, texts: list[str]) -> dict[str, Any]:
+        return {**_page(n, texts), "scanned": True}
+
+    pages = [
+        scanned(
+            1,
+            [
+                "1 General",
+                "1.1 Scope",
+                "(1) This part gives wind actions.",
+                "1.2 Orography",
+                "(1) Where orography increases wind velocities, this is taken into account.",
+                "1.3 large and considerably higher neighbouring structures",
+                "(1) If the structure is close to a structure twice as high, wind may increase.",
+                "1.4 and 1.5 apply to built-up areas",
+                "1.4 closely spaced buildings",
+                "(2) The rule of (1) applies.",
+            ],
+        ),
+        scanned(
+            2,
+            [
+                "Annex A1 (normative)",
+                "Supplementary rules",
+                "A1.2 Serviceability limit states",
+                "(1) Combinations are those of EN 1990.",
+                "A 1.3 Horizontal actions",
+                "(1)P Horizontal actions shall be taken into account.",
+            ],
+        ),
+        scanned(
+            3,
+            [
+                "Annex B (informative)",
+                "Robustness",
+                "B.7 Nominal section of load-bearing wall",
+                "(1) The nominal length is 2,25H.",
+                "B.S Key elements",
+                "(1) A key element should sustain an accidental design action.",
+            ],
+        ),
+    ]
+    sections = build_sections(DocId("CEN", "EN9999"), "Test", pages)
+    titles = {s["section"]: s["title"] for s in sections.values()}
+    assert titles["1.3"] == "Large and considerably higher neighbouring structures"
+    assert "1.4 and 1.5 apply to built-up areas" in sections["CEN_EN9999_1.3"]["text"]
+    assert "1.4 closely spaced buildings" in sections["CEN_EN9999_1.3"]["text"]  # no paragraph (1) after it
+    assert "1.4" not in titles
+    assert titles["A1.3"] == "Horizontal actions"
+    assert "Horizontal actions shall" not in sections["CEN_EN9999_A1.2"]["text"]
+    assert titles["B.8"] == "Key elements" and sections["CEN_EN9999_B.8"]["parent"] == "CEN_EN9999_annex_B"
+    assert "key element" not in sections["CEN_EN9999_B.7"]["text"]
