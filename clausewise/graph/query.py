@@ -1,6 +1,6 @@
 """The query graph: triage -> decompose -> vector-widen + keyword -> plan-extraction ->
-relevance-extract (parallel batches) -> review, looping back to vector-widen (while the latest batch's
-two least relevant sections still had something relevant) and through follow-refs (to the 3rd order)
+relevance-extract (parallel batches) -> review, looping back to vector-widen (while any of the latest
+batch's three least similar sections still had something relevant) and through follow-refs (to the 3rd order)
 -> collect-passages -> precedence -> conflict-check -> compose. Each node is the function of the same
 name in ``clausewise.nodes.query.<name>``; this module only wires them."""
 
@@ -54,13 +54,15 @@ def dispatch_extraction(state: QueryState) -> list[Send] | Literal["review"]:
 def route_after_review(
     state: QueryState, ctx: QueryContext
 ) -> Literal["vector_widen", "follow_refs", "collect_passages"]:
-    """Widen while either of the two least relevant sections of the latest vector batch had
-    something relevant; then follow references of relevant sections not yet followed."""
+    """Widen while any of the ``widen_tail`` least similar sections of the latest vector batch had
+    something relevant (the similarity order is not the relevance order: two sections at the tail
+    without a relevant line stopped the search on a question whose clauses lay further on); then
+    follow references of relevant sections not yet followed."""
     extracts = state.get("extracts") or {}
     if any(k not in extracts for k in state.get("candidates") or {}):
         raise ValueError("review reached with unread candidates")
     batch = state.get("last_vector_batch") or []
-    tail = batch[-2:]
+    tail = batch[-ctx.widen_tail :]
     exhausted = len(batch) < ctx.vector_batch
     if tail and any(extracts.get(k) for k in tail) and state.get("widenings", 0) < ctx.max_widenings and not exhausted:
         return "vector_widen"

@@ -124,6 +124,10 @@ class QueryContext:
     store_dir: str = field(default="./clausewise-data", metadata={"description": "Store directory to search."})
     vector_batch: int = field(default=10, metadata={"description": "Sections per vector batch."})
     max_widenings: int = field(default=6, metadata={"description": "Most extra vector batches per question."})
+    widen_tail: int = field(
+        default=3,
+        metadata={"description": "Widen while any of this many least similar sections of a batch bears on it."},
+    )
     max_hops: int = field(default=3, metadata={"description": "Reference order followed (3: refs of refs of refs)."})
     max_keyword_sections: int = field(
         default=150, metadata={"description": "Most sections the keyword step takes (best BM25 first)."}

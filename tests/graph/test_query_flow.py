@@ -181,7 +181,9 @@ def test_widens_twice_then_stops(make_graph: Callable[..., Any], stores: Stores,
     question = "What is the exposure coefficient for a sheltered garden?"
     batches = vector_batches(stores, embedder, question, size=4, count=3)
     assert all(len(b) == 4 for b in batches) and len({x for b in batches for x in b}) == 12
-    tails = [key for batch in batches[:2] for key in batch[-2:]]
+    # the third least similar section of the first batch bears on the question, and the least similar
+    # of the second: each batch widens; the third batch's last three do not, and the search stops
+    tails = [batches[0][-3], batches[1][-1]]
     graph, tasks = make_graph(Script(relevant={key: (whole, []) for key in tails}))
 
     output, nodes = ask(graph, question, QueryContext(vector_batch=4))
