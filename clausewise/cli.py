@@ -415,12 +415,13 @@ def ask(
     thread: Annotated[str | None, typer.Option("--thread", help="Conversation id: follow-ups keep context.")] = None,
 ) -> None:
     """Answer a question: every relevant passage, verbatim, with references followed."""
-    from clausewise.nodes.query.triage import QueryInputError
-    from clausewise.stores.index import EmbeddingMismatch
-
     system = _system(store, create=False)
     if not system.stores.visible_documents():
         _fail(f"no documents are ingested in {system.stores.blobs.describe()}; run `clausewise ingest` first")
+    system.warm_up(question)  # the model loads while the graph is imported
+    from clausewise.nodes.query.triage import QueryInputError
+    from clausewise.stores.index import EmbeddingMismatch
+
     try:
         result = answer_question(system, question, thread)
     except (QueryInputError, EmbeddingMismatch, StoreError) as exc:

@@ -12,13 +12,15 @@ import threading
 from collections.abc import Callable
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from clausewise.settings import Settings
 from clausewise.stores import Stores, VectorIndex, open_stores, open_vector_index
-from clausewise.tools.ingest_tasks import IngestTasks
 from clausewise.tools.models import Embedder, build_embedder, build_ingest_tasks, build_query_tasks
-from clausewise.tools.query_tasks import QueryTasks
+
+if TYPE_CHECKING:  # the reasoners import langchain: not needed to open a system (the CLI's start)
+    from clausewise.tools.ingest_tasks import IngestTasks
+    from clausewise.tools.query_tasks import QueryTasks
 
 
 class System:
@@ -74,6 +76,22 @@ class System:
     @property
     def query_tasks(self) -> QueryTasks:
         return self._built("query_tasks", lambda: build_query_tasks(self.settings))  # type: ignore[no-any-return]
+
+    def warm_up(self, question: str = "") -> threading.Thread:
+        """Load the embedder in the background and read the question through it (its token vectors
+        are kept for the soft match), so that loading the model overlaps the caller's own start: the
+        CLI imports the query graph meanwhile, which takes about as long. The first use of ``embedder``
+        waits for it; a failure here is left for that use to report."""
+
+        def run() -> None:
+            try:
+                self.embedder.soft_match(" ".join(question.split()), [])
+            except Exception:  # noqa: BLE001 - reported where the embedder is used
+                pass
+
+        thread = threading.Thread(target=run, name="clausewise-warm-up", daemon=True)
+        thread.start()
+        return thread
 
     @cached_property
     def cache_dir(self) -> Path:

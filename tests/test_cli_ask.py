@@ -98,3 +98,58 @@ def test_the_module_runs_as_a_program(sample_store: SimpleNamespace, copy_store:
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert "Sources" in done.stdout
+
+
+def test_opening_the_cli_imports_no_langchain() -> None:
+    """`clausewise ask` starts loading the embedding model before it imports the graph (LangGraph and
+    LangChain take about 0.8 s to import), so that the two overlap: the CLI module itself must not
+    import them."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, clausewise.cli; "
+        "print(sorted({m.split('.')[0] for m in sys.modules} & {'langchain_core', 'langgraph', 'langsmith'}))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_warm_up_builds_the_embedder_once_and_leaves_a_failure_to_its_first_use(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    import pytest
+
+    import clausewise.system as system_module
+    from clausewise.system import System
+
+    class Recording:
+        name, dim = "recording", 4
+
+        def __init__(self) -> None:
+            self.read: list[str] = []
+
+        def soft_match(self, query: str, texts: list[str]) -> list[float] | None:
+            self.read.append(query)
+            return None
+
+    built: list[Recording] = []
+
+    def build(settings: Any) -> Recording:
+        built.append(Recording())
+        return built[-1]
+
+    monkeypatch.setattr(system_module, "build_embedder", build)
+    system = System(store_dir=tmp_path / "store")
+    system.warm_up("  What   density for concrete? ").join(timeout=30)
+    assert system.embedder is built[0] and len(built) == 1
+    assert built[0].read == ["What density for concrete?"]  # the question as triage normalises it
+
+    def broken(settings: Any) -> Recording:
+        raise ValueError("GEMINI_API_KEY was refused")
+
+    monkeypatch.setattr(system_module, "build_embedder", broken)
+    failing = System(store_dir=tmp_path / "other")
+    failing.warm_up("density").join(timeout=30)  # the background thread swallows it ...
+    with pytest.raises(ValueError, match="refused"):  # ... and the first use reports it
+        _ = failing.embedder

@@ -15,13 +15,15 @@ from collections import OrderedDict
 from collections.abc import Iterator
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
 from clausewise.settings import Settings
-from clausewise.tools.ingest_tasks import IngestTasks, OfflineTasks
 from clausewise.tools.query_tasks import STOPWORDS, OfflineQueryTasks, QueryTasks
+
+if TYPE_CHECKING:  # ingestion's reasoner imports langchain: opening a system to ask need not wait for it
+    from clausewise.tools.ingest_tasks import IngestTasks
 
 
 class Embedder(Protocol):
@@ -77,6 +79,7 @@ class MiniLMEmbedder:
 
             options = ort.SessionOptions()
             options.intra_op_num_threads = min(4, os.cpu_count() or 1)
+            options.add_session_config_entry("session.intra_op.allow_spinning", "0")
             self._session = ort.InferenceSession(str(onnx_path), options, providers=["CPUExecutionProvider"])
         except Exception:  # no onnx exporter here: run the same model through sentence-transformers
             from sentence_transformers import SentenceTransformer
@@ -315,6 +318,8 @@ def build_chat_model(settings: Settings, **options: Any) -> Any:
 
 def build_ingest_tasks(settings: Settings) -> IngestTasks:
     """The reasoner for ingestion tasks: the model with offline fallback, or offline rules."""
+    from clausewise.tools.ingest_tasks import OfflineTasks
+
     chat = build_chat_model(settings)
     if chat is None:
         return OfflineTasks()
