@@ -750,15 +750,22 @@ def build_sections(doc: DocId, title: str, pages: list[dict[str, Any]]) -> dict[
 
 
 _NOTE_LINE = re.compile(r"(?:NOTES?|Notes?)\b")
+_FOOTNOTE_LINE = re.compile(r"[a-h] [A-Z]")  # a table's footnote: "b The value of db may be ..."
+_NOTE_NUMBER = re.compile(r"(?:NOTE|Note)\s+(\d{1,2})\b")
+_CAPTION_GOES_ON = re.compile(r"[a-z][a-z ,()-]*$")  # a caption's title wrapped onto a second line
 MAX_TABLE_NOTE_CHARS = 1500  # a table's notes; more is the clause going on
 _PARAGRAPH_START = re.compile(r"\(\d{1,2}\)|[1-9]\d?(?:\.\d{1,2})+\s+[A-Z]")
+_PARAGRAPH_OPENS = re.compile(r"(?:^|\n)\(\d{1,2}\)")
 
 
 def _table_notes(entries: dict[str, dict[str, Any]]) -> None:
-    """A NOTE printed right under a table belongs to it ("Table 5.2 NOTE"), though it runs on in the
-    text of the clause around the table: the NOTE lines after the table's caption in that clause, up
-    to the next paragraph, caption or heading, move to the end of the table's text (each line of the
-    page is in one section only, so an answer does not quote it twice)."""
+    """A NOTE or footnote printed right under a table belongs to it ("Table 5.2 NOTE", "Table C.2
+    footnote b"), though it runs on in the text of the clause around the table: the NOTE and footnote
+    lines after the table's caption in that clause (its title may wrap onto a second line), up to the
+    next paragraph, caption or heading, move to the end of the table's text (each line of the page is
+    in one section only, so an answer does not quote it twice). Notes that go on numbering the notes
+    of the paragraph before the table ("NOTE 1" above it, "NOTE 2" under it) stay that paragraph's:
+    a table's own notes start again at 1."""
     for entry in entries.values():
         parent = entries.get(entry.get("parent") or "")
         if entry["kind"] != "table" or parent is None or not entry.get("caption"):
@@ -768,7 +775,10 @@ def _table_notes(entries: dict[str, dict[str, Any]]) -> None:
         if at < 0:
             continue
         start = text.find("\n", at) + 1
-        if start == 0 or not _NOTE_LINE.match(text, start):
+        second_end = text.find("\n", start)
+        if start and second_end > 0 and _CAPTION_GOES_ON.match(text, start, second_end):
+            start = second_end + 1
+        if start == 0 or not (_NOTE_LINE.match(text, start) or _FOOTNOTE_LINE.match(text, start)):
             continue
         first, *rest = text[start:].split("\n")
         taken = [first]
@@ -778,7 +788,7 @@ def _table_notes(entries: dict[str, dict[str, Any]]) -> None:
             taken.append(line)
         end = start + len("\n".join(taken))
         note = text[start:end].strip()
-        if not note or note[:40] in entry["text"]:
+        if not note or note[:40] in entry["text"] or _continues_notes(text[:at], note):
             continue
         page = page_at(parent.get("page_map", []), start, default=entry["pages"][-1])
         if page != entry["pages"][-1]:
@@ -786,6 +796,15 @@ def _table_notes(entries: dict[str, dict[str, Any]]) -> None:
             entry["pages"] = sorted(set(entry["pages"]) | {page})
         entry["text"] += "\n" + note
         _cut(parent, start, end)
+
+
+def _continues_notes(before: str, note: str) -> bool:
+    """The note under a table is numbered on from a NOTE of the paragraph the table is printed in."""
+    first = _NOTE_NUMBER.match(note)
+    opens = [m.start() for m in _PARAGRAPH_OPENS.finditer(before)]
+    if first is None or int(first.group(1)) < 2 or not opens:
+        return False
+    return any(int(n) < int(first.group(1)) for n in _NOTE_NUMBER.findall(before, opens[-1]))
 
 
 def _cut(entry: dict[str, Any], start: int, end: int) -> None:

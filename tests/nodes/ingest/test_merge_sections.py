@@ -684,6 +684,50 @@ def test_a_note_printed_under_a_table_belongs_to_the_table_too() -> None:
     assert rest["page_map"] == [[0, 20], [60, 21]] and rest["pages"] == [20, 21]
 
 
+def test_a_tables_footnotes_go_with_it_and_notes_numbered_on_from_the_clause_stay_there() -> None:
+    """Under a table: its footnotes ("b The value ...") are the table's, also after a caption whose
+    title wraps onto a second line; a note numbered on from the paragraph's own notes ("NOTE 1" above
+    the table, "NOTE 2" under it) is the paragraph's, while a table's own notes start at 1."""
+    from clausewise.nodes.ingest.merge_sections import _table_notes
+
+    def table(key: str, caption: str) -> dict[str, object]:
+        return {
+            "kind": "table",
+            "parent": "X_C.3",
+            "caption": caption,
+            "text": f"{caption}\n| Road | 2400 |",
+            "page_map": [[0, 30]],
+            "pages": [30],
+        }
+
+    clause = (
+        "C.3 Impact\n(1) The values are given in Table C.2.\n"
+        "Table C.2 - Design values for vehicle mass\na Road in areas where the speed limit is 50 km/h.\n"
+        "b The value of db may be multiplied by 0,6\n(see Figure C.2).\n"
+        "(2) The forces act horizontally.\nNOTE 1 The National Annex may give other values in Table C.3.\n"
+        "Table C.3 - Forces on columns\nNOTE 2 The National Annex may prescribe the force as a function of distance.\n"
+        "(3) Shape coefficients are given in Table C.4.\n"
+        "Table C.4 - Shape coefficients for exceptional drifts for roofs\nabutting and close to taller structures\n"
+        "Note 1: the least value of 2h/sk applies.\n(4) Further text."
+    )
+    entries = {
+        "X_C.3": {"kind": "clause", "text": clause, "page_map": [[0, 30]], "pages": [30]},
+        "X_table_C.2": table("X_table_C.2", "Table C.2 - Design values for vehicle mass"),
+        "X_table_C.3": table("X_table_C.3", "Table C.3 - Forces on columns"),
+        "X_table_C.4": table("X_table_C.4", "Table C.4 - Shape coefficients for exceptional drifts for roofs"),
+    }
+    _table_notes(entries)
+    assert entries["X_table_C.2"]["text"].endswith(
+        "| Road | 2400 |\na Road in areas where the speed limit is 50 km/h.\n"
+        "b The value of db may be multiplied by 0,6\n(see Figure C.2)."
+    )
+    assert entries["X_table_C.3"]["text"] == "Table C.3 - Forces on columns\n| Road | 2400 |"
+    assert entries["X_table_C.4"]["text"].endswith("| Road | 2400 |\nNote 1: the least value of 2h/sk applies.")
+    rest = entries["X_C.3"]["text"]
+    assert "NOTE 2 The National Annex may prescribe" in rest  # the paragraph's notes go on under the table
+    assert "speed limit" not in rest and "least value" not in rest
+
+
 def test_cutting_a_tables_note_out_of_a_clause_keeps_its_pages_right() -> None:
     from clausewise.nodes.ingest.merge_sections import _cut
 
