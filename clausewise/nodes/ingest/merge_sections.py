@@ -762,10 +762,11 @@ def _table_notes(entries: dict[str, dict[str, Any]]) -> None:
     """A NOTE or footnote printed right under a table belongs to it ("Table 5.2 NOTE", "Table C.2
     footnote b"), though it runs on in the text of the clause around the table: the NOTE and footnote
     lines after the table's caption in that clause (its title may wrap onto a second line), up to the
-    next paragraph, caption or heading, move to the end of the table's text (each line of the page is
-    in one section only, so an answer does not quote it twice). Notes that go on numbering the notes
-    of the paragraph before the table ("NOTE 1" above it, "NOTE 2" under it) stay that paragraph's:
-    a table's own notes start again at 1."""
+    next paragraph, caption or heading and not past the page (the next page's text is not a note: a
+    table there whose caption OCR could not read would go with it), move to the end of the table's
+    text (each line of the page is in one section only, so an answer does not quote it twice). Notes
+    that go on numbering the notes of the paragraph before the table ("NOTE 1" above it, "NOTE 2"
+    under it) stay that paragraph's: a table's own notes start again at 1."""
     for entry in entries.values():
         parent = entries.get(entry.get("parent") or "")
         if entry["kind"] != "table" or parent is None or not entry.get("caption"):
@@ -780,17 +781,23 @@ def _table_notes(entries: dict[str, dict[str, Any]]) -> None:
             start = second_end + 1
         if start == 0 or not (_NOTE_LINE.match(text, start) or _FOOTNOTE_LINE.match(text, start)):
             continue
+        page = page_at(parent.get("page_map", []), start, default=entry["pages"][-1])
         first, *rest = text[start:].split("\n")
         taken = [first]
-        for line in rest:  # up to the next paragraph or caption
-            if _PARAGRAPH_START.match(line) or parse_caption(line) or len("\n".join(taken)) >= MAX_TABLE_NOTE_CHARS:
+        for line in rest:  # up to the next paragraph or caption, on the note's page
+            at_line = start + len("\n".join(taken)) + 1
+            if (
+                _PARAGRAPH_START.match(line)
+                or parse_caption(line)
+                or len("\n".join(taken)) >= MAX_TABLE_NOTE_CHARS
+                or page_at(parent.get("page_map", []), at_line, default=page) != page
+            ):
                 break
             taken.append(line)
         end = start + len("\n".join(taken))
         note = text[start:end].strip()
         if not note or note[:40] in entry["text"] or _continues_notes(text[:at], note):
             continue
-        page = page_at(parent.get("page_map", []), start, default=entry["pages"][-1])
         if page != entry["pages"][-1]:
             entry["page_map"].append([len(entry["text"]) + 1, page])
             entry["pages"] = sorted(set(entry["pages"]) | {page})

@@ -728,6 +728,35 @@ def test_a_tables_footnotes_go_with_it_and_notes_numbered_on_from_the_clause_sta
     assert "speed limit" not in rest and "least value" not in rest
 
 
+def test_a_note_under_a_table_ends_with_its_page() -> None:
+    """The next page's lines are not the note's: there a table whose caption OCR could not read ("T hI
+    A 10 St") would otherwise be taken into the table before it, cited on that table's page."""
+    from clausewise.nodes.ingest.merge_sections import _table_notes
+
+    clause = (
+        "Annex A\nTable A.9 - Stored products - foodstuffs\nNOTE See Section 4.\n"
+        "T hI A 10 St\nbeverages\nbeer 10,0\nliquid gas\npropane 5,0\n"
+    )
+    page42 = clause.index("T hI")
+    entries = {
+        "X_annex_A": {"kind": "annex", "text": clause, "page_map": [[0, 41], [page42, 42]], "pages": [41, 42]},
+        "X_table_A.9": {
+            "kind": "table",
+            "parent": "X_annex_A",
+            "caption": "Table A.9 - Stored products - foodstuffs",
+            "text": "Table A.9 - Stored products - foodstuffs\n| eggs | 4,0 |",
+            "page_map": [[0, 41]],
+            "pages": [41],
+        },
+    }
+    _table_notes(entries)
+    assert entries["X_table_A.9"]["text"].endswith("| eggs | 4,0 |\nNOTE See Section 4.")
+    assert entries["X_table_A.9"]["pages"] == [41]
+    rest = entries["X_annex_A"]
+    assert "liquid gas" in rest["text"] and 42 in rest["pages"]
+    assert rest["page_map"][-1] == [rest["text"].index("T hI"), 42]
+
+
 def test_cutting_a_tables_note_out_of_a_clause_keeps_its_pages_right() -> None:
     from clausewise.nodes.ingest.merge_sections import _cut
 
