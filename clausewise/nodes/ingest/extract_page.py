@@ -30,9 +30,11 @@ _NUM = (
     r"(?:[A-Z]\d?\s?[.\-]?\s?)?(?:[\dIlS][\dIlOS]{0,3}|(?<=\.)s)"
     r"(?:(?:\s?\.\s?|-)(?:[\dIlOS]{1,3}|s\b)){0,3}[a-z]?(?:\([A-Z0-9]{1,2}\))?(?:-[a-z]\b)?"
 )
+# A scan's text layer may put an amendment mark before the caption ("~Table 7.4b") and read its
+# separator twice ("Table A.II .. Stored products").
 CAPTION = re.compile(
-    r"^\s*(?P<kind>Table|TABLE|Figure|FIGURE|Fig\.|FIG\.?)\s*(?P<number>" + _NUM + r")\s*"
-    r"(?:(?P<sep>[:\-\u2013\u2014\u2022\u00b7.|]|\s(?=[A-Z(\[]))\s*(?P<title>.*?))?\s*$"
+    r"^\s*~?(?P<kind>Table|TABLE|Figure|FIGURE|Fig\.|FIG\.?)\s*(?P<number>" + _NUM + r")\s*"
+    r"(?:(?P<sep>[:\-\u2013\u2014\u2022\u00b7.|](?:\s?[\-\u2013.])?|\s(?=[A-Z(\[]))\s*(?P<title>.*?))?\s*$"
 )
 _NUMBER_OK = re.compile(
     r"(?:(?:[A-Z]\d?[.\-])?\d{1,2}(?:\.\d{1,2}){0,3}|\d{3,4}\.\d{1,2}(?:\.\d{1,2})?|[A-Z]\.?\d{1,2}|(?:[A-Z]-)?\d{1,2}-\d{1,3}(?:\.\d{1,2}){0,2}"

@@ -180,6 +180,9 @@ def test_crop_contains_the_whole_drawn_object(
         ("Fig. 3.2 - Shape", ("figure", "3.2", "Shape")),
         ("Table 5. 2 Exposure coefficient", ("table", "5.2", "Exposure coefficient")),
         ("Figure B1 \u2014 Drifts", ("figure", "B.1", "Drifts")),
+        # a scan's text layer: the separator read twice, an amendment mark before the caption
+        ("Table A.II .. Stored products - solid fuels", ("table", "A.11", "Stored products - solid fuels")),
+        ("~Table 7.4b - Recommended values", ("table", "7.4b", "Recommended values")),
     ],
 )
 def test_parse_caption(text: str, expected: tuple[str, str, str]) -> None:
@@ -194,6 +197,7 @@ def test_parse_caption(text: str, expected: tuple[str, str, str]) -> None:
         "Figure 5.1 \u2014 lower case continues",
         "The Table 4.1 values",
         "Table 12.3.4.5.6 Too deep",
+        "Table 2-1 Wind loads .... 14",
     ],
 )
 def test_parse_caption_rejects_running_text(text: str) -> None:
