@@ -68,6 +68,7 @@ class Terms:
 
     weights: dict[str, float] = field(default_factory=dict)
     source: dict[str, str] = field(default_factory=dict)
+    unseen: set[str] = field(default_factory=set)  # terms with a word no section has: they match nothing
 
     def add(self, term: str, weight: float, source: str) -> None:
         if term and weight > self.weights.get(term, 0):
@@ -130,6 +131,7 @@ def question_terms(question: str, vocab: Vocabulary, kv: dict[str, Any]) -> Term
         eq_stems = " ".join(tokens(equivalent)[:4])
         if eq_stems:
             terms.add(eq_stems, 0.8 * vocab.idf(eq_stems), f"kv:{key}")
+    terms.unseen = {t for t in terms.weights if any(not vocab.df.get(w) for w in t.split())}
     return terms
 
 
@@ -463,12 +465,16 @@ class OfflineQueryTasks:
         return out
 
     def keywords(self, question: str, terms: Terms) -> list[str]:
-        """A few rare terms: phrases first, then words; common words would match everything."""
+        """A few rare terms: phrases first, then words; common words would match everything. A term
+        with a word no section has ("flour mill" where no code names a mill) matches nothing and is
+        left out: rarest of all, it would take the place of one that finds something. A picked
+        phrase's rare word is searched on its own too (the phrase may occur nowhere: "bagged flour"
+        where a table lists "flour ... bagged"), a phrase whose word is picked is not."""
         picked: list[str] = []
         for term in sorted(terms.weights, key=lambda t: (-terms.weights[t], t)):
-            if terms.weights[term] < 1.0:
+            if terms.weights[term] < 1.0 or term in terms.unseen:
                 continue
-            if any(term in p or p in term for p in picked):
+            if term in picked or (" " in term and any(word in picked for word in term.split())):
                 continue
             picked.append(term)
             if len(picked) == 6:

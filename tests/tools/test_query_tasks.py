@@ -244,3 +244,27 @@ def test_the_summary_quotes_the_first_passages_values_in_their_own_words() -> No
     summary = OfflineQueryTasks().summarise("Do I need snow loading on my roof?", [first, *middle, late])
     assert "Ct = 1,0. (EN 1991-9-9 5.2, p. 20)" in summary
     assert "9 kN/m3" not in summary  # past the first passages, and no word of the question
+
+
+def test_keywords_leave_out_terms_no_section_has_and_search_a_phrases_rare_word_alone() -> None:
+    """The rarest terms are the question's own words no code uses ("mill", "warehouse"): they would
+    take every keyword place and find nothing. A phrase the question makes ("bagged flour") may occur
+    nowhere while its rare word does ("flour ... bagged" in a table): the word is searched too."""
+    from clausewise.tools.query_tasks import Vocabulary, question_terms
+
+    vocab = Vocabulary(
+        [
+            {
+                "sections": 40,
+                "df": {
+                    stem(w): n for w, n in [("flour", 1), ("bagged", 2), ("stacked", 3), ("floor", 20), ("load", 30)]
+                },
+            }
+        ]
+    )
+    terms = question_terms("What floor load for bagged flour stacked in a flour mill warehouse?", vocab, {})
+    assert {"mill", "warehous", "flour mill", "mill warehous"} <= terms.unseen
+    picked = OfflineQueryTasks().keywords("", terms)
+    assert not set(picked) & terms.unseen
+    assert "flour" in picked and "bag flour" in picked  # the phrase and its rare word
+    assert len(picked) <= 6
