@@ -12,15 +12,13 @@ import threading
 from collections.abc import Callable
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from clausewise.settings import Settings
 from clausewise.stores import Stores, VectorIndex, open_stores, open_vector_index
+from clausewise.tools.ingest_tasks import IngestTasks
 from clausewise.tools.models import Embedder, build_embedder, build_ingest_tasks, build_query_tasks
-
-if TYPE_CHECKING:  # the reasoners import langchain: not needed to open a system (the CLI's start)
-    from clausewise.tools.ingest_tasks import IngestTasks
-    from clausewise.tools.query_tasks import QueryTasks
+from clausewise.tools.query_tasks import QueryTasks
 
 
 class System:

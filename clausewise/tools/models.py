@@ -15,15 +15,13 @@ from collections import OrderedDict
 from collections.abc import Iterator
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
 from clausewise.settings import Settings
+from clausewise.tools.ingest_tasks import IngestTasks, OfflineTasks
 from clausewise.tools.query_tasks import STOPWORDS, OfflineQueryTasks, QueryTasks
-
-if TYPE_CHECKING:  # ingestion's reasoner imports langchain: opening a system to ask need not wait for it
-    from clausewise.tools.ingest_tasks import IngestTasks
 
 
 class Embedder(Protocol):
@@ -318,8 +316,6 @@ def build_chat_model(settings: Settings, **options: Any) -> Any:
 
 def build_ingest_tasks(settings: Settings) -> IngestTasks:
     """The reasoner for ingestion tasks: the model with offline fallback, or offline rules."""
-    from clausewise.tools.ingest_tasks import OfflineTasks
-
     chat = build_chat_model(settings)
     if chat is None:
         return OfflineTasks()

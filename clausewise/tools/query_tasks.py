@@ -474,7 +474,7 @@ class OfflineQueryTasks:
         for term in sorted(terms.weights, key=lambda t: (-terms.weights[t], t)):
             if terms.weights[term] < 1.0 or term in terms.unseen:
                 continue
-            if term in picked or (" " in term and any(word in picked for word in term.split())):
+            if " " in term and any(word in picked for word in term.split()):
                 continue
             picked.append(term)
             if len(picked) == 6:

@@ -781,20 +781,19 @@ def _table_notes(entries: dict[str, dict[str, Any]]) -> None:
             start = second_end + 1
         if start == 0 or not (_NOTE_LINE.match(text, start) or _FOOTNOTE_LINE.match(text, start)):
             continue
-        page = page_at(parent.get("page_map", []), start, default=entry["pages"][-1])
+        page_map = parent.get("page_map", [])
+        page = page_at(page_map, start, default=entry["pages"][-1])
         first, *rest = text[start:].split("\n")
-        taken = [first]
+        end = start + len(first)
         for line in rest:  # up to the next paragraph or caption, on the note's page
-            at_line = start + len("\n".join(taken)) + 1
             if (
                 _PARAGRAPH_START.match(line)
                 or parse_caption(line)
-                or len("\n".join(taken)) >= MAX_TABLE_NOTE_CHARS
-                or page_at(parent.get("page_map", []), at_line, default=page) != page
+                or end - start >= MAX_TABLE_NOTE_CHARS
+                or page_at(page_map, end + 1, default=page) != page
             ):
                 break
-            taken.append(line)
-        end = start + len("\n".join(taken))
+            end += 1 + len(line)
         note = text[start:end].strip()
         if not note or note[:40] in entry["text"] or _continues_notes(text[:at], note):
             continue
