@@ -56,6 +56,9 @@ _NEIGHBOUR = re.compile(
     re.I,
 )
 MIN_NUMBERED_PARAGRAPHS = 20  # as merge-sections asks of a run of numbered paragraphs
+# A number in a row of values ("-0.5 -1.4 -1.5" in a table's body, "= 1.5") is a value, not a clause
+_VALUE_BEFORE = re.compile(r"(?:(?<![\w.,])-?\d{1,3}(?:[.,]\d+)?[ \t]+|(?<=\S)[-+=×<>≤≥±]|[=<>≤≥±][ \t]?)$")
+_VALUE_AFTER = re.compile(r"[ \t]+-?\d{1,3}(?:[.,]\d+)?(?![\w.,(])")
 _CUE = re.compile(r"(see|in|given in|according to|accordance with|defined in|from|of|to|and|using|with|by)\s*$", re.I)
 
 
@@ -201,6 +204,12 @@ def _between(first: str, last: str) -> list[str]:
     return [f"{a.group(1)}{i}" for i in range(lo + 1, hi)] if 0 < hi - lo <= MAX_RANGE else []
 
 
+def _among_values(text: str, start: int, end: int) -> bool:
+    """A bare number that a number or a sign joins on its line: a value among values, not a clause."""
+    line_start = text.rfind("\n", 0, start) + 1
+    return bool(_VALUE_BEFORE.search(text[max(line_start, start - 12) : start]) or _VALUE_AFTER.match(text, end))
+
+
 def spot_references(doc: DocId, section: Section, known: set[str]) -> list[dict[str, Any]]:
     """Every reference in a section: objects, clauses, annexes, other documents, neighbours."""
     text: str = section["text"]
@@ -301,7 +310,7 @@ def spot_references(doc: DocId, section: Section, known: set[str]) -> list[dict[
     for m in _BARE_CLAUSE.finditer(text):
         key = object_key(doc, m.group("num"))
         cue = _CUE.search(text[max(0, m.start() - 25) : m.start()])
-        if key in known or cue:
+        if cue or (key in known and not _among_values(text, m.start(), m.end())):
             add(m.group(0).strip(), m.span(), key, "clause")
     for m in _BRACKETED_CLAUSE.finditer(text):
         key = object_key(doc, m.group("num"))

@@ -176,6 +176,19 @@ def test_a_number_that_runs_on_into_more_digits_is_not_a_reference() -> None:
     assert [r["target"] for r in refs] == ["HSE_HSG150_figure_7.16", "HSE_HSG150_figure_7.17"]
 
 
+def test_a_number_among_values_is_a_value_not_a_clause() -> None:
+    """A table's or figure's body read into a clause is rows of values ("-0.5 -1.4 -1.5"): numbers that
+    happen to be clause numbers there, or after "=", are values. A clause number alone on its line, in
+    a list ("- 1.4(1)", "-1.5(2)") or after a cue, stays a reference."""
+    doc = DocId("CEN", "EN1991-9-9")
+    known = {f"{DOC}_1.4", f"{DOC}_1.5", f"{DOC}_7.6"}
+    values = "surfacing 0.2 0.4 -2.0 -4.5 -0.5 -1.4 -0.5\n2.5 0.5 1.5 0.6 1.0 -7.6 -6.5\nwhere gamma = 1.5 for the case"
+    assert spot_references(doc, _section(values), known) == []
+    cited = "through:\n- 1.4(1)\n-1.5(2)\nThe rules of 7.6 apply, as given in 1.5 2 and 1.4."
+    refs = spot_references(doc, _section(cited), known)
+    assert [r["target"] for r in refs] == [f"{DOC}_1.4", f"{DOC}_1.5", f"{DOC}_7.6", f"{DOC}_1.5", f"{DOC}_1.4"]
+
+
 @pytest.mark.parametrize(
     ("text", "raw"),
     [
