@@ -9,8 +9,8 @@ between them too (a NOTE that qualifies a paragraph), and a short section (up to
 One ranking for the whole answer, whatever route found a section. A section's score fuses what is
 known about it: its best chunk's vector similarity to the question (or any sub-question), how much
 of the question's terms (and their kv equivalents) its extract covers, how much of the answer its
-document holds, and the kind of section (contents pages and cover matter last, a bare heading after
-the sections with text). Support from the reference graph then lifts a section that a better one
+document holds, and the kind of section (contents pages and cover matter last, a bare heading and a list of
+symbols after the sections with text). Support from the reference graph then lifts a section that a better one
 cites (a clause or table a relevant clause points to inherits much of that clause's score), and each passage's
 cited tables, figures and expressions follow it in reading order. The first ``SOFT_MATCH_PASSAGES``
 are then read again word by word: the embedder's soft match (each content word of the question
@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from difflib import SequenceMatcher
 from typing import Any
 
 from langgraph.runtime import Runtime
@@ -47,6 +48,7 @@ COVERAGE_WEIGHT = 0.5
 DOCUMENT_WEIGHT = 0.2
 FRONT_PENALTY = 0.1
 HEADING_PENALTY = 0.3  # a heading with (almost) no text under it: nothing to read there
+GLOSSARY_PENALTY = 0.3  # a list of symbols or abbreviations: looked up when needed, not read first
 CONTENTS_PENALTY = 1.0
 SOFT_MATCH_PASSAGES = 20  # the head of the list read again word by word (about 0.5 s on 2 cores)
 SOFT_MATCH_WEIGHT = 1.0
@@ -54,6 +56,7 @@ WHOLE_SECTION_CHARS = 2000  # a section this short is quoted whole: one clause, 
 BRIDGE_CHARS = 300  # a gap this short between two extracts (a NOTE, a line) is quoted with them
 PARAGRAPH_REACH = 500  # a quoted chunk is widened to its paragraphs' bounds when they are this near
 HEADING_ONLY_CHARS = 40  # a section with less text under its heading stands for its subclauses
+_GLOSSARY_WORDS = ("symbols", "notation", "abbreviations", "nomenclature", "acronyms")
 _LEADER = re.compile(r"(?:\.\s?){4,}|…{2,}")
 _ENDS_IN_PAGE = re.compile(r"\b\d{1,3}\s*$")
 
@@ -149,6 +152,17 @@ def contents_like(passage: dict[str, Any]) -> bool:
     return numbered > 0.5 or (numbered > 0.3 and _LEADER.search(passage["text"]) is not None)
 
 
+def glossary(passage: dict[str, Any]) -> bool:
+    """A list of symbols, notation or abbreviations, known by its short title (OCR's "Synlbols" too): it
+    matches many of a question's terms and runs to pages, but it is where a symbol is looked up."""
+    words = re.findall(r"[a-z]+", (passage.get("title") or "").lower())
+    return 0 < len(words) <= 4 and any(
+        abs(len(word) - len(name)) <= 1 and SequenceMatcher(None, word, name).ratio() >= 0.8
+        for word in words
+        for name in _GLOSSARY_WORDS
+    )
+
+
 def rank(
     deps: QueryDeps,
     state: QueryState,
@@ -178,6 +192,8 @@ def rank(
             s -= CONTENTS_PENALTY
         elif p["kind"] == "front":
             s -= FRONT_PENALTY
+        elif glossary(p):
+            s -= GLOSSARY_PENALTY
         if p["kind"] not in OBJECT_KINDS and _bare(p["text"]):
             s -= HEADING_PENALTY
         score[p["key"]] = s

@@ -23,6 +23,7 @@ from clausewise.nodes.query.collect_passages import (
     SOFT_MATCH_WEIGHT,
     chunk_span,
     collect_passages,
+    glossary,
     merge_spans,
     rank,
 )
@@ -58,6 +59,7 @@ SECTIONS = {
     k("3.1"): "3.1 Drift\n(1) Drifted snow (see 1.5.1) is taken into account as 7.1 gives.",
     k("6.2"): "6.2 Overhang\n(1) The overhanging snow is shown in Figure 6.2.",
     k("figure_6.2"): "Figure 6.2 Snow overhanging the edge of a roof",
+    k("1.6"): "1.6 Synlbols\n(1) The following symbols apply.\nqk characteristic value of the load\nA area of the roof",
 }
 PARENT_TITLES = {k("1.5.1"): "Terms and definitions"}
 KINDS = {
@@ -252,6 +254,17 @@ def test_a_bare_heading_comes_after_the_sections_with_text() -> None:
     similarity = {k("5.3"): 0.8, k("7.1"): 0.6}
     ranked = rank(deps_with(), {"search_question": "q"}, [heading, passage(k("7.1"))], similarity)  # type: ignore[arg-type]
     assert [p["key"] for p in ranked] == [k("7.1"), k("5.3")]
+
+
+def test_a_list_of_symbols_comes_after_the_clauses_that_use_them() -> None:
+    """A symbols list (its title read through OCR's slips, "Synlbols") matches many of a question's
+    terms, but it is where a symbol is looked up: a clause a little less similar comes first, and the
+    list stays in the answer."""
+    similarity = {k("1.6"): 0.8, k("7.1"): 0.6}
+    ranked = rank(deps_with(), {"search_question": "q"}, [passage(key) for key in similarity], similarity)  # type: ignore[arg-type]
+    assert [p["key"] for p in ranked] == [k("7.1"), k("1.6")]
+    assert glossary({"title": "Abbreviations and acronyms"}) and glossary({"title": "Notation"})
+    assert not glossary({"title": "F10 notification requirements"}) and not glossary({"title": "Nominal values"})
 
 
 def test_the_head_of_the_list_is_read_again_word_by_word() -> None:
