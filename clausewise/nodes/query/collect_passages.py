@@ -6,19 +6,19 @@ A passage quotes its section's extracts in text order, the lines of its chunk ne
 between them too (a NOTE that qualifies a paragraph), and a short section (up to
 ``WHOLE_SECTION_CHARS``) whole.
 
-One ranking for the whole answer, whatever route found a section. A section's score fuses what is
-known about it: its best chunk's vector similarity to the question (or any sub-question), how much
-of the question's terms (and their kv equivalents) its extract covers, how much of the answer its
-document holds, and the kind of section (contents pages and cover matter last, a bare heading and a list of
-symbols after the sections with text). Support from the reference graph then lifts a section that a better one
-cites (a clause or table a relevant clause points to inherits much of that clause's score), and each passage's
-cited tables, figures and expressions follow it in reading order. The first ``SOFT_MATCH_PASSAGES``
-are then read again word by word: the embedder's soft match (each content word of the question
-against the passage's words in context) moves those that say what was asked, in whatever words, up
-among them. The first passages, up to ``KEY_PASSAGES`` or ``KEY_CHARS`` of text, are the key tier;
-the next ones up to ``SUPPORTING_PASSAGES`` are supporting; the rest background. An expression a
-passage before it already quotes goes to the back; that passage names it in ``restates``.
-"""
+One ranking for the whole answer, whatever route found a section. A section's score fuses what is known
+about it: its best chunk's vector similarity to the question (or any sub-question), how much of the
+question's terms (and their kv equivalents) its extract covers, how much of what is nearest the question
+or one of its sub-questions its document holds, and the kind of section (contents pages and cover matter
+last, a bare heading and a list of symbols after the sections with text). Support from the reference
+graph then lifts a section that a better one cites (a clause or table a relevant clause points to
+inherits much of that clause's score), and each passage's cited tables, figures and expressions follow
+it in reading order. The first ``SOFT_MATCH_PASSAGES`` are then read again word by word: the embedder's
+soft match (each content word of the question against the passage's words in context) moves those that
+say what was asked, in whatever words, up among them. The first passages, up to ``KEY_PASSAGES`` or
+``KEY_CHARS`` of text, are the key tier; the next ones up to ``SUPPORTING_PASSAGES`` are supporting; the
+rest background. An expression a passage before it already quotes goes to the back; that passage names
+it in ``restates``."""
 
 from __future__ import annotations
 
@@ -46,6 +46,7 @@ MAX_FOLLOWERS = 1  # cited objects placed right after a passage (more crowd out 
 FOLLOWER_KINDS = ("table", "expression")  # a figure's passage is its caption: its drawing is an image
 COVERAGE_WEIGHT = 0.5
 DOCUMENT_WEIGHT = 0.2
+SHARE_OF = 15  # a document's share is of this many passages nearest the question or a sub-question
 FRONT_PENALTY = 0.1
 HEADING_PENALTY = 0.3  # a heading with (almost) no text under it: nothing to read there
 GLOSSARY_PENALTY = 0.3  # a list of symbols or abbreviations: looked up when needed, not read first
@@ -66,7 +67,7 @@ def collect_passages(state: QueryState, runtime: Runtime[QueryContext]) -> dict[
     read = deps.reader()
     cands = state.get("candidates") or {}
     extracts = {key: parts for key, parts in (state.get("extracts") or {}).items() if parts}
-    nearest = nearest_chunks(deps, state, list(extracts))
+    nearest, by_query = nearest_chunks(deps, state, list(extracts))
     passages = []
     for key, parts in extracts.items():
         section = read.section(key)
@@ -100,17 +101,23 @@ def collect_passages(state: QueryState, runtime: Runtime[QueryContext]) -> dict[
             }
         )
     similarity = {key: hit.score for key, hit in nearest.items()}
-    return {"passages": rank(deps, state, passages, similarity, read)}
+    return {"passages": rank(deps, state, passages, similarity, read, by_query)}
 
 
-def nearest_chunks(deps: QueryDeps, state: QueryState, keys: list[str]) -> dict[str, Hit]:
-    """Each section's chunk nearest the question or any of its sub-questions."""
+def nearest_chunks(
+    deps: QueryDeps, state: QueryState, keys: list[str]
+) -> tuple[dict[str, Hit], list[dict[str, float]]]:
+    """Each section's chunk nearest the question or any of its sub-questions; also each section's
+    similarity to each of them (the question first)."""
     nearest: dict[str, Hit] = {}
+    by_query = []
     for query in dict.fromkeys([state["search_question"], *(state.get("sub_questions") or [])]):
-        for key, hit in deps.vector_index.similarity(deps.query_vector(query), keys).items():
+        hits = deps.vector_index.similarity(deps.query_vector(query), keys)
+        by_query.append({key: hit.score for key, hit in hits.items()})
+        for key, hit in hits.items():
             if key not in nearest or hit.score > nearest[key].score:
                 nearest[key] = hit
-    return nearest
+    return nearest, by_query
 
 
 def chunk_span(text: str, chunk: str) -> tuple[int, int] | None:
@@ -169,9 +176,11 @@ def rank(
     passages: list[dict[str, Any]],
     similarity: dict[str, float],
     read: Reader | None = None,
+    by_query: list[dict[str, float]] | None = None,
 ) -> list[dict[str, Any]]:
     """The passages in reading order, each with its ``rank`` (1-based), ``tier`` and fused ``score``;
-    ``similarity``: each section's best chunk similarity to the question or a sub-question."""
+    ``similarity``: each section's best chunk similarity to the question or a sub-question;
+    ``by_query``: its similarity to each of them (default: ``similarity`` alone)."""
     if not passages:
         return []
     read = read or deps.reader()
@@ -181,8 +190,7 @@ def rank(
     # ("freak", "ever") would otherwise dilute it, more in a wordy question than in a terse one
     covered = {p["key"]: terms_in(_titled(p), terms) for p in passages}
     total = sum(terms.weights[t] for t in set().union(*covered.values())) or 1.0
-    by_similarity = sorted(passages, key=lambda p: -similarity.get(p["key"], 0.0))[:15]
-    share = {d: n / len(by_similarity) for d, n in Counter(p["document"] for p in by_similarity).items()}
+    share = document_share(passages, by_query or [similarity])
     contents = {p["key"] for p in passages if contents_like(p)}
     score: dict[str, float] = {}
     for p in passages:
@@ -223,6 +231,19 @@ def rank(
         p["rank"] = i + 1
         p["score"] = round(lifted[p["key"]], 4)
     return ordered
+
+
+def document_share(passages: list[dict[str, Any]], by_query: list[dict[str, float]]) -> dict[str, float]:
+    """Each document's largest share of the ``SHARE_OF`` passages most similar to the question or to
+    one of its sub-questions: a question across two parts ("snow on a roof in the fire combination")
+    has one part's sections nearest some of its sub-questions, however few of them the whole
+    question's nearest hold."""
+    share: dict[str, float] = {}
+    for similarity in by_query:
+        nearest = sorted(passages, key=lambda p: -similarity.get(p["key"], 0.0))[:SHARE_OF]
+        for document, n in Counter(p["document"] for p in nearest).items():
+            share[document] = max(share.get(document, 0.0), n / len(nearest))
+    return share
 
 
 def _order(

@@ -23,6 +23,7 @@ from clausewise.nodes.query.collect_passages import (
     SOFT_MATCH_WEIGHT,
     chunk_span,
     collect_passages,
+    document_share,
     glossary,
     merge_spans,
     rank,
@@ -265,6 +266,18 @@ def test_a_list_of_symbols_comes_after_the_clauses_that_use_them() -> None:
     assert [p["key"] for p in ranked] == [k("7.1"), k("1.6")]
     assert glossary({"title": "Abbreviations and acronyms"}) and glossary({"title": "Notation"})
     assert not glossary({"title": "F10 notification requirements"}) and not glossary({"title": "Nominal values"})
+
+
+def test_a_documents_share_is_its_largest_among_the_question_and_its_sub_questions() -> None:
+    """A question across two parts: the fire part holds none of the 15 sections nearest the whole
+    question, but most of those nearest the sub-question on the fire combination, and that share counts."""
+    snow = [{"key": f"S_{i}", "document": "snow"} for i in range(20)]
+    fire = [{"key": f"F_{i}", "document": "fire"} for i in range(12)]
+    question = {p["key"]: 0.9 for p in snow} | {p["key"]: 0.3 for p in fire}
+    fire_part = {p["key"]: 0.2 for p in snow} | {p["key"]: 0.8 for p in fire}
+    share = document_share(snow + fire, [question, fire_part])
+    assert share == {"snow": 1.0, "fire": 12 / 15}
+    assert document_share(snow + fire, [question]) == {"snow": 1.0}
 
 
 def test_the_head_of_the_list_is_read_again_word_by_word() -> None:
