@@ -25,6 +25,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from difflib import SequenceMatcher
+from functools import lru_cache
 from typing import Any
 
 from langgraph.runtime import Runtime
@@ -163,10 +164,15 @@ def glossary(passage: dict[str, Any]) -> bool:
     """A list of symbols, notation or abbreviations, known by its short title (OCR's "Synlbols" too): it
     matches many of a question's terms and runs to pages, but it is where a symbol is looked up."""
     words = re.findall(r"[a-z]+", (passage.get("title") or "").lower())
-    return 0 < len(words) <= 4 and any(
-        abs(len(word) - len(name)) <= 1 and SequenceMatcher(None, word, name).ratio() >= 0.8
-        for word in words
-        for name in _GLOSSARY_WORDS
+    return 0 < len(words) <= 4 and any(_glossary_word(word) for word in words)
+
+
+@lru_cache(maxsize=4096)
+def _glossary_word(word: str) -> bool:
+    """Within one letter of the length of a glossary's name and 0.8 alike ("notification" is not "notation").
+    Cached: titles share most of their words, and a question ranks hundreds of passages."""
+    return any(
+        abs(len(word) - len(name)) <= 1 and SequenceMatcher(None, word, name).ratio() >= 0.8 for name in _GLOSSARY_WORDS
     )
 
 
