@@ -93,7 +93,8 @@ def equivalents_in(
     """(term, equivalent text) for every kv term the question's words contain ("dead load" ->
     "self-weight", "Ce" -> "exposure coefficient"); definitions are not equivalents. A thesaurus term
     matches in any case; a term a document defines (a symbol) only as written, so "To" (a temperature)
-    is not the word "to". A term that is one of the ``ignore`` words (stopwords) never matches."""
+    is not the word "to", and one that is a lower-case word ("net") is a misread list line, never a match.
+    A term that is one of the ``ignore`` words (stopwords) never matches."""
     lowered = " " + " ".join(w.lower() for w in words) + " "
     written = " " + " ".join(words) + " "
     out: list[tuple[str, str]] = []
@@ -105,6 +106,8 @@ def equivalents_in(
             continue
         thesaurus = all(eq.get("source") == THESAURUS_SOURCE for eq in equivalents)
         text, term = (lowered, key) if thesaurus else (written, entry.get("term") or key)
+        if not thesaurus and len(term) > 2 and term.isalpha() and term.islower():
+            continue  # a word, not a symbol: a list line misread ("Hu net calorific value" as "net")
         if f" {term} " not in text and not (len(term) > 4 and term in text):
             continue
         out.extend((key, eq["text"]) for eq in equivalents)

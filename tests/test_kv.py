@@ -92,12 +92,13 @@ def test_remove_kv_sources_recomputes_conflicts() -> None:
 
 def test_a_documents_symbol_matches_only_as_written_and_never_a_stopword() -> None:
     """A symbol list's "To" (a temperature) is not the word "to", and a symbol list line read as
-    "the ..." gives no equivalent for every question; the thesaurus still matches in any case."""
+    "the ..." or "net ..." gives no equivalent for every question; the thesaurus still matches in any case."""
     kv = merge_terms(
         {},
         [
             {"term": "To", "equivalent": "initial temperature", "source": "CEN_A_1.6"},
             {"term": "the", "equivalent": "difference of average temperatures", "source": "CEN_A_1.6"},
+            {"term": "net", "equivalent": "calorific value including moisture", "source": "CEN_A_1.6"},
             {"term": "Ce", "equivalent": "exposure coefficient", "source": "CEN_A_1.6"},
             *synonym_terms(),
         ],
@@ -109,3 +110,4 @@ def test_a_documents_symbol_matches_only_as_written_and_never_a_stopword() -> No
     assert "to" not in found and "the" not in found
     assert found.get("snow load") in {"snow loading", "action due to snow"}
     assert "ce" not in dict(equivalents_in(kv, "how much ce is there".split()))  # symbols are case-sensitive
+    assert "net" not in dict(equivalents_in(kv, "net pressure coefficients".split()))  # a word, not a symbol

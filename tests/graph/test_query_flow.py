@@ -273,7 +273,7 @@ def test_reference_to_a_document_not_ingested(make_graph: Callable[..., Any]) ->
     assert unresolved[0]["ref"] == "EN 1990" and unresolved[0]["document"] == "CEN_EN1990"
     assert "not ingested" in unresolved[0]["reason"] and "EN 1990" in unresolved[0]["reason"]
     assert "### Unresolved references" in output["answer_markdown"]
-    assert "EN 1990 (from" in output["answer_markdown"]
+    assert "- Not ingested (references to each): EN 1990\n" in output["answer_markdown"]
 
 
 def test_conflict_is_highlighted(make_graph: Callable[..., Any]) -> None:

@@ -25,7 +25,7 @@ MARKDOWN_UNRESOLVED = 12  # documents not ingested, listed in the brief
 MARKDOWN_RULES = 12  # precedence rules of the quoted passages in the brief
 FLAG_NAMES = 3  # a conflict flag on more passages names only the quoted ones in the brief
 # "national choice is allowed in 5.2(7) (listed in the foreword)": one of a list
-_LISTED = re.compile(r"^(.*\ballowed in )((?:Table|Figure|Expression) \S+|\S+)( .*)?$", re.S)
+_LISTED = re.compile(r"^(.*\ballowed in )((?:Table|Figure|Expression) \S+|\S+(?: \(\w+\))?)( .*)?$", re.S)
 
 
 def compose(state: QueryState, runtime: Runtime[QueryContext]) -> dict[str, Any]:
@@ -186,16 +186,7 @@ def render_markdown(
     unresolved = state.get("unresolved_references") or []
     if unresolved:
         lines += ["", f"### Unresolved references ({len(unresolved)})"]
-        missing: dict[str, list[str]] = defaultdict(list)
-        for r in unresolved:
-            if r.get("document"):
-                missing[doc_display(r["document"])].append(r["from_key"])
-        for doc, sources in list(missing.items())[:MARKDOWN_UNRESOLVED]:
-            others = f", +{len(sources) - 1} more" if len(sources) > 1 else ""
-            lines.append(f"- {doc} (from {sources[0]}{others}): not ingested")
-        not_found = sum(1 for r in unresolved if not r.get("document"))
-        if not_found:
-            lines.append(f"- {not_found} reference(s) whose target was not found in its document (see the JSON)")
+        lines += _unresolved_lines(unresolved)
     if state.get("unfollowed_references"):
         n = len(state["unfollowed_references"])
         lines += ["", "### References listed, not followed (beyond the 3rd order)", f"{n}, in the JSON answer."]
@@ -223,29 +214,52 @@ def _rest_table(rest: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
+def _unresolved_lines(unresolved: list[dict[str, Any]]) -> list[str]:
+    """References the answer could not follow, in two lines: the documents not ingested, most cited
+    first, with how many references name each; and how many targets were not found."""
+    missing: dict[str, int] = defaultdict(int)
+    for r in unresolved:
+        if r.get("document"):
+            missing[doc_display(r["document"])] += 1
+    lines = []
+    if missing:
+        ranked = sorted(missing.items(), key=lambda item: -item[1])  # stable: first cited first among equals
+        named = [f"{doc} ({n})" if n > 1 else doc for doc, n in ranked[:MARKDOWN_UNRESOLVED]]
+        more = f" and {len(ranked) - MARKDOWN_UNRESOLVED} more" if len(ranked) > MARKDOWN_UNRESOLVED else ""
+        lines.append(f"- Not ingested (references to each): {', '.join(named)}{more}")
+    not_found = len(unresolved) - sum(missing.values())
+    if not_found:
+        lines.append(f"- {not_found} reference(s) whose target was not found in its document")
+    return lines + ["- Each with the passage that makes it, in the JSON answer."]
+
+
 def _precedence_lines(rules: list[dict[str, Any]], passages: list[dict[str, Any]]) -> list[str]:
-    """Each rule once, in its source's words (its ``sentence``), with the
-    quoted passages it governs (a table cited by a clause shares the clause's National Annex note); a
-    foreword's list of nationally determined parameters as one line per governed clause."""
+    """Each rule once, in its source's words (its ``sentence``), with the quoted passages it governs (a
+    table cited by a clause shares the clause's National Annex note); a foreword's list of nationally
+    determined parameters as one line naming the listed clauses, and only the governed passages those
+    clauses do not already name (a table, a subclause of another clause)."""
     by_key = {p["key"]: p for p in passages}
-    governed: dict[tuple[str, str], list[str]] = {}
+    lines_of: dict[tuple[str, str, str], tuple[list[str], list[str]]] = {}  # -> (listed items, governed keys)
     for r in rules:
-        keys = governed.setdefault((r.get("source_key") or r["key"], r.get("sentence") or r["rule"]), [])
+        source, words = r.get("source_key") or r["key"], r.get("sentence") or r["rule"]
+        m = _LISTED.match(words)
+        head, item, tail = (m.group(1), m.group(2), m.group(3) or "") if m else (words, "", "")
+        items, keys = lines_of.setdefault((source, head, tail), ([], []))
+        if item and item not in items:
+            items.append(item)
         if r["key"] not in keys:
             keys.append(r["key"])
-    listed: dict[tuple[str, str, str, tuple[str, ...]], list[str]] = {}
-    for (source, rule), keys in governed.items():
-        m = _LISTED.match(rule)
-        head, item, tail = (m.group(1), m.group(2), m.group(3)) if m else (rule, "", "")
-        listed.setdefault((source, head, tail, tuple(keys)), []).append(item)
     lines = []
-    for (source, head, tail, targets), items in list(listed.items())[:MARKDOWN_RULES]:
-        words = f"{head}{', '.join(items)}{tail}"
-        others = [_name(k, by_key) for k in targets if k != source]
+    for (source, head, tail), (items, keys) in list(lines_of.items())[:MARKDOWN_RULES]:
+        clauses = {item.split("(")[0] for item in items}
+        others = [
+            _name(k, by_key) for k in keys if k != source and (k not in by_key or by_key[k]["section"] not in clauses)
+        ]
         governs = f" (governs {', '.join(others)})" if others else ""
-        lines.append(f"- **{_name(source, by_key)}**: {' '.join(words.split())}{governs}")
-    if len(listed) > MARKDOWN_RULES:
-        lines.append(f"- {len(listed) - MARKDOWN_RULES} more, in the JSON answer")
+        words = " ".join(f"{head}{', '.join(items)}{tail}".split())
+        lines.append(f"- **{_name(source, by_key)}**: {words}{governs}")
+    if len(lines_of) > MARKDOWN_RULES:
+        lines.append(f"- {len(lines_of) - MARKDOWN_RULES} more, in the JSON answer")
     return lines
 
 
@@ -283,11 +297,24 @@ def _passage_md(p: dict[str, Any], limit: int) -> list[str]:
         lines.append(line)
         size += len(line) + 1
     if any(ln.startswith("|") for ln in lines):  # a table: caption as a quote, rows as a markdown table
-        rows = [ln for ln in lines if ln.startswith("|")]
+        rows = _without_empty_columns([ln for ln in lines if ln.startswith("|")])
         body = "\n".join(["> " + ln + "  " for ln in lines if not ln.startswith("|")] + [""] + rows)
     else:
         body = "\n".join("> " + ln + "  " for ln in lines)
     return [head, body, ""]
+
+
+def _without_empty_columns(rows: list[str]) -> list[str]:
+    """A markdown table's rows without the columns that are empty in every row (layout's spacer
+    columns: they hold no text and widen the table past the screen). Rows of unequal width are left."""
+    cells = [row.strip().strip("|").split("|") for row in rows]
+    if len({len(c) for c in cells}) != 1:
+        return rows
+    rule = [i for i, c in enumerate(cells) if all(set(cell.strip()) <= set("-:") for cell in c)]
+    keep = [j for j in range(len(cells[0])) if any(cells[i][j].strip() for i in range(len(cells)) if i not in rule)]
+    if not keep or len(keep) == len(cells[0]):
+        return rows
+    return ["|" + "|".join(c[j] for j in keep) + "|" for c in cells]
 
 
 def _sources(passages: list[dict[str, Any]]) -> dict[str, list[int]]:

@@ -104,6 +104,7 @@ def test_precedence_in_the_brief_gives_each_rule_once_in_its_sources_words() -> 
     from clausewise.nodes.query.compose import _precedence_lines
 
     clause, table, foreword = "CEN_EN1991-9-9_5.2", "CEN_EN1991-9-9_table_5.1", "CEN_EN1991-9-9_foreword"
+    other = "CEN_EN1991-9-9_6.1"
     passages = [
         {
             "key": clause,
@@ -113,6 +114,7 @@ def test_precedence_in_the_brief_gives_each_rule_once_in_its_sources_words() -> 
             "National Annex.",
         },
         {"key": table, "document": "EN 1991-9-9", "section": "Table 5.1", "text": "| Windswept | 0,8 |"},
+        {"key": other, "document": "EN 1991-9-9", "section": "6.1", "text": "(1) The load is 1,0 kN."},
     ]
     note = "may be given in the National Annex."
     sentence = "NOTE The values of Ce may be given in the National Annex."  # precedence gives each rule's sentence
@@ -122,13 +124,32 @@ def test_precedence_in_the_brief_gives_each_rule_once_in_its_sources_words() -> 
         {"key": table, "rule": note, "sentence": sentence, "source_key": clause},
         {"key": clause, "rule": listed.format("5.2(2)"), "source_key": foreword},
         {"key": clause, "rule": listed.format("5.2(7)"), "source_key": foreword},
+        {"key": table, "rule": listed.format("5.2(7)"), "source_key": foreword},  # the table 5.2(7) cites
+        {"key": other, "rule": listed.format("6.1(1)"), "source_key": foreword},
     ]
+    # the foreword's list is one line whatever each item governs; a passage an item names is not repeated
     assert _precedence_lines(rules, passages) == [
         "- **EN 1991-9-9 5.2**: NOTE The values of Ce may be given in the National Annex. "
         "(governs EN 1991-9-9 Table 5.1)",
-        "- **EN 1991-9-9 foreword**: national choice is allowed in 5.2(2), 5.2(7) (listed in the foreword) "
-        "(governs EN 1991-9-9 5.2)",
+        "- **EN 1991-9-9 foreword**: national choice is allowed in 5.2(2), 5.2(7), 6.1(1) (listed in the foreword) "
+        "(governs EN 1991-9-9 Table 5.1)",
     ]
+
+
+def test_the_briefs_unresolved_references_are_one_line_of_documents_most_cited_first() -> None:
+    from clausewise.nodes.query.compose import MARKDOWN_UNRESOLVED, _unresolved_lines
+
+    def ref(document: str | None, n: int) -> list[dict[str, Any]]:
+        return [{"from_key": f"CEN_EN1991-9-9_{i}.1", "ref": "x", "document": document} for i in range(n)]
+
+    unresolved = ref("CEN_EN1990", 1) + ref("CEN_EN1991-2", 3) + ref(None, 2) + ref("CEN_EN1990", 1)
+    assert _unresolved_lines(unresolved) == [
+        "- Not ingested (references to each): EN 1991-2 (3), EN 1990 (2)",
+        "- 2 reference(s) whose target was not found in its document",
+        "- Each with the passage that makes it, in the JSON answer.",
+    ]
+    many = [r for i in range(MARKDOWN_UNRESOLVED + 2) for r in ref(f"CEN_EN{100 + i}", 1)]
+    assert _unresolved_lines(many)[0].endswith("EN 111 and 2 more")
 
 
 def test_the_briefs_sources_are_the_pages_of_the_passages_it_asks_you_to_read() -> None:
@@ -261,3 +282,19 @@ def test_a_figure_a_quoted_clause_cites_is_shown_under_that_clause() -> None:
     assert quoted.index("> 6.2 text") < quoted.index(line) < quoted.index("> 7.1 text")
     assert "\n\n" + line in quoted  # its own paragraph, not a line of the quote above it
     assert "### Figures and tables" not in brief
+
+
+def test_a_quoted_table_drops_the_columns_empty_in_every_row() -> None:
+    """Layout leaves spacer columns in a table's rows; the brief shows the table without them, every
+    cell with text kept in its row and column order (the JSON answer keeps the rows as read)."""
+    from clausewise.nodes.query.compose import _passage_md
+
+    rows = ["|  | Topography |  | Ce |", "|---|---|---|---|", "|  | Windswept |  | 0,8 |", "|  | Normal |  |  |"]
+    text = "\n".join(["Table 5.1: Exposure", *rows])
+    passage = {"key": "CEN_EN1991-9-9_table_5.1", "document": "EN 1991-9-9", "section": "Table 5.1",
+               "title": "Exposure", "pages": [3], "text": text, "kind": "table"}  # fmt: skip
+    _, body, _ = _passage_md(passage, 1000)
+    assert body.split("\n")[-4:] == ["| Topography | Ce |", "|---|---|", "| Windswept | 0,8 |", "| Normal |  |"]
+    ragged = text + "\n| one | more | cell | here | too |"
+    _, body, _ = _passage_md({**passage, "text": ragged}, 1000)
+    assert "|  | Windswept |  | 0,8 |" in body  # rows of unequal width are shown as read
