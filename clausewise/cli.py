@@ -8,7 +8,7 @@ import json
 import re
 import time
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
@@ -18,6 +18,9 @@ from rich.text import Text
 
 from clausewise.stores import StoreError
 from clausewise.system import System
+
+if TYPE_CHECKING:  # the CLI imports no LangChain until a command needs it
+    from langchain_core.runnables import RunnableConfig
 
 # At exit the interpreter clears the modules and collects garbage over every object, again and again:
 # about 0.25 s after LangGraph's imports (100,000 objects). A command leaves nothing that needs those
@@ -475,7 +478,7 @@ def evaluate(
     graph = build_query_graph(system, checkpointer=SqliteSaver(sqlite3.connect(":memory:", check_same_thread=False)))
 
     def answer(question: str) -> dict[str, Any]:
-        config = {"configurable": {"thread_id": f"eval-{time.time_ns()}"}}
+        config: RunnableConfig = {"configurable": {"thread_id": f"eval-{time.time_ns()}"}}
         return dict(graph.invoke({"question": question}, config=config))
 
     answer("warm-up: density of concrete")  # load models and indexes before timing

@@ -6,9 +6,9 @@ wires them."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, cast
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
@@ -34,8 +34,10 @@ from clausewise.system import System
 from clausewise.tools.ingest_tasks import IngestTasks
 from clausewise.tools.models import Embedder
 
+IngestGraph = CompiledStateGraph[IngestState, IngestContext, IngestInput, IngestOutput]
 
-def fan_out_pages(state: IngestState, runtime: Runtime[IngestContext]) -> list[Send] | Literal["__end__"]:
+
+def fan_out_pages(state: IngestState, runtime: Runtime[IngestContext]) -> list[Send] | str:
     """One Send per page (reading the OCR'd copy when there is one); nothing to do for a skipped document."""
     if state["status"] == "skipped":
         return END
@@ -49,7 +51,7 @@ def fan_out_pages(state: IngestState, runtime: Runtime[IngestContext]) -> list[S
     ]
 
 
-def after_check(state: IngestState) -> Literal["ocr_pages", "__end__"]:
+def after_check(state: IngestState) -> str:
     return END if state["status"] == "skipped" else "ocr_pages"
 
 
@@ -81,7 +83,7 @@ def build_ingest_graph(
     embedder: Embedder | None = None,
     tasks: IngestTasks | None = None,
     vector_index: VectorIndex | None = None,
-) -> CompiledStateGraph:
+) -> IngestGraph:
     """Compile the ingestion graph over ``system`` (or one made of the parts given). With neither, each
     run opens the store its context names (Studio), on first use."""
     if system is None and stores is not None:
@@ -90,7 +92,7 @@ def build_ingest_graph(
     graph = StateGraph(IngestState, context_schema=IngestContext, input_schema=IngestInput, output_schema=IngestOutput)
     graph.add_node("check_document", bind(check_document.check_document))
     graph.add_node("ocr_pages", bind(ocr_pages.ocr_pages))
-    graph.add_node("extract_page", extract_page.extract_page)
+    graph.add_node("extract_page", extract_page.extract_page, input_schema=PageTask)  # a Send's payload
     graph.add_node("merge_sections", bind(_releasing_ocr_copy(merge_sections.merge_sections)))
     for name, fn in ENRICHERS.items():
         graph.add_node(name, bind(fn))
@@ -117,7 +119,7 @@ def run_ingest(
     overwrite: bool = False,
     ocr: bool = False,
     on_progress: Callable[..., None] | None = None,
-    graph: CompiledStateGraph | None = None,
+    graph: IngestGraph | None = None,
     context: IngestContext | None = None,
 ) -> dict[str, Any]:
     """Run the ingestion graph on one file (the CLI and the server both ingest through this).
@@ -126,16 +128,17 @@ def run_ingest(
     per page OCR'd, ``page_done=True`` per page and ``step="embed"`` / ``step="commit"``. ``ocr``: also
     OCR the pages whose text layer is garbage."""
     graph = graph or build_ingest_graph(system)
-    inputs = {"path": str(path), "publisher": publisher, "code": code, "overwrite": overwrite, "ocr": ocr}
+    inputs: IngestInput = {"path": str(path), "publisher": publisher, "code": code, "overwrite": overwrite, "ocr": ocr}
     result: dict[str, Any] = {}
     copy: dict[str, Any] = {}  # the OCR'd copy, if any (not in the output)
     progress = on_progress or (lambda **_: None)
     try:
-        for mode, chunk in graph.stream(
+        parts = graph.stream(
             inputs,
             context=context or IngestContext(**system.ingest_limits()),
             stream_mode=["updates", "values", "custom"],
-        ):
+        )
+        for mode, chunk in cast(Iterator[tuple[str, Any]], parts):  # (mode, chunk) with a list of modes
             if mode == "values":
                 result = chunk
                 continue
@@ -163,6 +166,6 @@ def run_ingest(
     return result
 
 
-def studio_ingest_graph() -> CompiledStateGraph:
+def studio_ingest_graph() -> IngestGraph:
     """Entry point for langgraph.json: no checkpointer (the server brings its own), nothing built yet."""
     return build_ingest_graph()

@@ -35,6 +35,8 @@ from clausewise.system import System
 from clausewise.tools.models import Embedder
 from clausewise.tools.query_tasks import QueryTasks
 
+QueryGraph = CompiledStateGraph[QueryState, QueryContext, QueryInput, QueryOutput]
+
 
 def route_after_triage(state: QueryState) -> Literal["decompose", "reply"]:
     route = state.get("route")
@@ -102,7 +104,7 @@ def build_query_graph(
     tasks: QueryTasks | None = None,
     vector_index: VectorIndex | None = None,
     cache_dir: Path | None = None,
-) -> CompiledStateGraph:
+) -> QueryGraph:
     """Compile the query graph over ``system`` (or one made of the parts given). With neither, each run
     opens the store its context names (Studio), on first use: compiling loads no model."""
     if system is None and stores is not None:
@@ -137,6 +139,6 @@ def build_query_graph(
     return graph.compile(checkpointer=checkpointer, name="query").with_config(recursion_limit=200)
 
 
-def studio_query_graph() -> CompiledStateGraph:
+def studio_query_graph() -> QueryGraph:
     """Entry point for langgraph.json: no checkpointer (the server brings its own), nothing loaded."""
     return build_query_graph()

@@ -51,6 +51,8 @@ EXPRESSION_CITED = re.compile(
 )
 _BOLD_FONT = re.compile(r"bold|black|heavy|semibold|demi", re.I)
 # A printed page number: "12", "xiv", "2-10", "Page 31 of 141", "- 12 -".
+# A page label that names itself: found in the outer fifth of a page, not only in the header or footer band
+_PAGE_LABEL = re.compile(r"^\s*page\s+\d{1,4}(?:\s+of\s+\d{1,4})?\s*$", re.I)
 PAGE_NUMBER = re.compile(
     r"^(?:page\s+)?[-\u2013\s]*(?:\d{1,4}|[ivxlcdm]{1,6}|[A-Z]?\d{1,2}-\d{1,3}|[A-Z]-\d{1,3})(?:\s+of\s+\d{1,4})?[-\u2013\s]*$",
     re.I,
@@ -436,6 +438,7 @@ def _split_bands(lines: list[dict[str, Any]], rect: Any) -> tuple[list[dict[str,
                 and any(h["bbox"][3] > y0 - 6 for h in header)  # a header block of several lines
             )
             or (y1 < rect.y0 + 0.1 * height and PAGE_NUMBER.match(text) and not _opens_paragraph(ln, lines))
+            or (y1 < rect.y0 + 0.2 * height and _PAGE_LABEL.match(text))
         ):
             header.append(ln)
         elif (
@@ -443,6 +446,7 @@ def _split_bands(lines: list[dict[str, Any]], rect: Any) -> tuple[list[dict[str,
             and len(text) < 40
             and not (PAGE_NUMBER.match(text) and _opens_paragraph(ln, lines))
             or (y0 > rect.y0 + 0.9 * height and PAGE_NUMBER.match(text) and not _opens_paragraph(ln, lines))
+            or (y0 > rect.y0 + 0.8 * height and _PAGE_LABEL.match(text))  # "Page 37" says what it is
         ):
             footer.append(ln)
         else:
@@ -996,6 +1000,7 @@ class PageError(ValueError):
     """A page that cannot be extracted; the message is one line for the user."""
 
 
-def extract_page(task: PageTask) -> dict[str, Any]:
-    page = read_page_pooled(task["path"], task["pno"], crop=task["crop"], processes=task["processes"])
+def extract_page(state: PageTask) -> dict[str, Any]:
+    """One page of the file, as one Send's worker: its state is the page's task, not the graph's."""
+    page = read_page_pooled(state["path"], state["pno"], crop=state["crop"], processes=state["processes"])
     return {"page_results": [page]}

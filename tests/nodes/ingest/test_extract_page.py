@@ -439,3 +439,23 @@ def test_side_heads_in_the_margin_stay_before_their_text(tmp_path: Path) -> None
         texts = [ln["text"] for ln in extract_page(doc, 0, crop=False)["lines"]]
     alpha = next(i for i, t in enumerate(texts) if t.startswith("Alpha paragraph line 0"))
     assert texts.index("Wind actions on walls") < texts.index("Snow actions on roofs") < alpha
+
+
+def test_a_page_label_above_the_footer_band_leaves_the_text(tmp_path: Path) -> None:
+    """A scan's "Page 37" printed just above the bottom band, where a paragraph runs on to the next
+    page, is the page's label, not the paragraph's words; a clause's number alone there stays."""
+    path = tmp_path / "label.pdf"
+    with pymupdf.open() as doc:
+        page = doc.new_page(width=595, height=841)
+        y = 100.0
+        for i in range(30):
+            page.insert_text((72, y), f"(1) Line {i} of the clause text about ties runs on to the next page and", fontsize=10)
+            y += 21
+        page.insert_text((72, 735), "12", fontsize=10)  # a number in the text's last lines: not a label
+        page.insert_text((486, 760), "Page 37", fontsize=10)  # 0.9 of the height is 757
+        doc.save(path)
+    with pymupdf.open(path) as doc:
+        result = extract_page(doc, 0, crop=False)
+    texts = [ln["text"] for ln in result["lines"]]
+    assert "Page 37" not in texts and result["label"] == "37"
+    assert "12" in texts
