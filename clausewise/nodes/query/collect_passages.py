@@ -48,6 +48,7 @@ FOLLOWER_KINDS = ("table", "expression")  # a figure's passage is its caption: i
 COVERAGE_WEIGHT = 0.5
 DOCUMENT_WEIGHT = 0.2
 SHARE_OF = 15  # a document's share is of this many passages nearest the question or a sub-question
+SHARE_KEPT = 3  # the passages this near the question or a sub-question count their document's share as the largest
 FRONT_PENALTY = 0.1
 HEADING_PENALTY = 0.3  # a heading with (almost) no text under it: nothing to read there
 GLOSSARY_PENALTY = 0.3  # a list of symbols or abbreviations: looked up when needed, not read first
@@ -197,11 +198,17 @@ def rank(
     covered = {p["key"]: terms_in(_titled(p), terms) for p in passages}
     total = sum(terms.weights[t] for t in set().union(*covered.values())) or 1.0
     share = document_share(passages, by_query or [similarity])
+    # A question across two parts can need a part whose sections are few among the nearest to every
+    # one of its queries (the execution part beside the snow part): the passages nearest a query are
+    # not held back by their document's small share.
+    kept = nearest_each(passages, by_query or [similarity], SHARE_KEPT)
+    most = max(share.values(), default=0.0)
     contents = {p["key"] for p in passages if contents_like(p)}
     score: dict[str, float] = {}
     for p in passages:
         coverage = sum(terms.weights[t] for t in covered[p["key"]]) / total
-        s = similarity.get(p["key"], 0.0) + COVERAGE_WEIGHT * coverage + DOCUMENT_WEIGHT * share.get(p["document"], 0)
+        own = most if p["key"] in kept else share.get(p["document"], 0)
+        s = similarity.get(p["key"], 0.0) + COVERAGE_WEIGHT * coverage + DOCUMENT_WEIGHT * own
         if p["key"] in contents:
             s -= CONTENTS_PENALTY
         elif p["kind"] == "front":
@@ -246,10 +253,19 @@ def document_share(passages: list[dict[str, Any]], by_query: list[dict[str, floa
     question's nearest hold."""
     share: dict[str, float] = {}
     for similarity in by_query:
-        nearest = sorted(passages, key=lambda p: -similarity.get(p["key"], 0.0))[:SHARE_OF]
+        nearest = _nearest(passages, similarity, SHARE_OF)
         for document, n in Counter(p["document"] for p in nearest).items():
             share[document] = max(share.get(document, 0.0), n / len(nearest))
     return share
+
+
+def nearest_each(passages: list[dict[str, Any]], by_query: list[dict[str, float]], n: int) -> set[str]:
+    """The keys of the ``n`` passages most similar to the question, and of those to each sub-question."""
+    return {p["key"] for similarity in by_query for p in _nearest(passages, similarity, n)}
+
+
+def _nearest(passages: list[dict[str, Any]], similarity: dict[str, float], n: int) -> list[dict[str, Any]]:
+    return sorted(passages, key=lambda p: -similarity.get(p["key"], 0.0))[:n]
 
 
 def _order(

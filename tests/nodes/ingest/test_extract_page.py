@@ -449,7 +449,7 @@ def test_a_page_label_above_the_footer_band_leaves_the_text(tmp_path: Path) -> N
         page = doc.new_page(width=595, height=841)
         y = 100.0
         for i in range(30):
-            page.insert_text((72, y), f"(1) Line {i} of the clause text about ties runs on to the next page and", fontsize=10)
+            page.insert_text((72, y), f"(1) Line {i} of the clause text on ties runs on to the next page", fontsize=10)
             y += 21
         page.insert_text((72, 735), "12", fontsize=10)  # a number in the text's last lines: not a label
         page.insert_text((486, 760), "Page 37", fontsize=10)  # 0.9 of the height is 757

@@ -280,6 +280,26 @@ def test_a_documents_share_is_its_largest_among_the_question_and_its_sub_questio
     assert document_share(snow + fire, [question]) == {"snow": 1.0}
 
 
+def test_a_passage_nearest_a_sub_question_keeps_the_largest_share_whatever_its_document(monkeypatch: Any) -> None:
+    """A question across two parts: the execution part has one passage in the answer, the one nearest
+    the sub-question on the erection stage. Its document's small share does not hold it back behind
+    the snow part's passages that are less similar than it."""
+    snow = [k(code) for code in ("5.3.1", "5.3.2", "5.3.10", "5.1", "6.2", "3.1")]
+    execution = k("8.1")
+    passages = [passage(key) for key in snow] + [{**passage(execution), "document": "T-2"}]
+    question = dict(zip(snow, (0.60, 0.58, 0.56, 0.54, 0.52, 0.50), strict=True)) | {execution: 0.40}
+    erection = {key: 0.30 for key in snow} | {execution: 0.55}
+    similarity = {key: max(question[key], erection[key]) for key in question}
+
+    def order() -> list[str]:
+        ranked = rank(deps_with(), {"search_question": "q"}, passages, similarity, by_query=[question, erection])  # type: ignore[arg-type]
+        return [p["key"] for p in ranked]
+
+    assert order().index(execution) == 3  # after the snow passages more similar than it (0.60, 0.58, 0.56)
+    monkeypatch.setattr(collect_module, "SHARE_KEPT", 0)
+    assert order().index(execution) == len(passages) - 1  # held back by its document's share of 1 in 7
+
+
 def test_the_head_of_the_list_is_read_again_word_by_word() -> None:
     """The embedder's soft match of the first passages (each content word of the question against the
     passage's words in context) moves, among them, the one that says what was asked in other words
