@@ -50,9 +50,9 @@ EXPRESSION_CITED = re.compile(
     r"\b(see|Expression|Expressions|Equation|Equations|Eq\.|in|and|to|from|of|with|using)\s*$", re.I
 )
 _BOLD_FONT = re.compile(r"bold|black|heavy|semibold|demi", re.I)
-# A printed page number: "12", "xiv", "2-10", "Page 31 of 141", "- 12 -".
 # A page label that names itself: found in the outer fifth of a page, not only in the header or footer band
 _PAGE_LABEL = re.compile(r"^\s*page\s+\d{1,4}(?:\s+of\s+\d{1,4})?\s*$", re.I)
+# A printed page number: "12", "xiv", "2-10", "Page 31 of 141", "- 12 -".
 PAGE_NUMBER = re.compile(
     r"^(?:page\s+)?[-\u2013\s]*(?:\d{1,4}|[ivxlcdm]{1,6}|[A-Z]?\d{1,2}-\d{1,3}|[A-Z]-\d{1,3})(?:\s+of\s+\d{1,4})?[-\u2013\s]*$",
     re.I,
