@@ -251,7 +251,7 @@ def _precedence_lines(rules: list[dict[str, Any]], passages: list[dict[str, Any]
             keys.append(r["key"])
     lines = []
     for (source, head, tail), (items, keys) in list(lines_of.items())[:MARKDOWN_RULES]:
-        clauses = {item.split("(")[0] for item in items}
+        clauses = {item.split("(")[0].strip() for item in items}  # "4.2 (1)" lists 4.2
         others = [
             _name(k, by_key) for k in keys if k != source and (k not in by_key or by_key[k]["section"] not in clauses)
         ]

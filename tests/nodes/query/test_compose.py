@@ -125,13 +125,13 @@ def test_precedence_in_the_brief_gives_each_rule_once_in_its_sources_words() -> 
         {"key": clause, "rule": listed.format("5.2(2)"), "source_key": foreword},
         {"key": clause, "rule": listed.format("5.2(7)"), "source_key": foreword},
         {"key": table, "rule": listed.format("5.2(7)"), "source_key": foreword},  # the table 5.2(7) cites
-        {"key": other, "rule": listed.format("6.1(1)"), "source_key": foreword},
+        {"key": other, "rule": listed.format("6.1 (1)"), "source_key": foreword},  # OCR's space before "("
     ]
     # the foreword's list is one line whatever each item governs; a passage an item names is not repeated
     assert _precedence_lines(rules, passages) == [
         "- **EN 1991-9-9 5.2**: NOTE The values of Ce may be given in the National Annex. "
         "(governs EN 1991-9-9 Table 5.1)",
-        "- **EN 1991-9-9 foreword**: national choice is allowed in 5.2(2), 5.2(7), 6.1(1) (listed in the foreword) "
+        "- **EN 1991-9-9 foreword**: national choice is allowed in 5.2(2), 5.2(7), 6.1 (1) (listed in the foreword) "
         "(governs EN 1991-9-9 Table 5.1)",
     ]
 
