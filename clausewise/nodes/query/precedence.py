@@ -33,7 +33,9 @@ def precedence(state: QueryState, runtime: Runtime[QueryContext]) -> dict[str, A
             cursor = section.get("parent") or ""
         for governed in chain:
             for rule in read.lookup("precedence", governed) or []:
-                marker = (key, rule["rule"])
+                # an annex's status is one rule however its section and the annex each word it
+                status = rule.get("type") in ("informative", "normative")
+                marker = (key, rule["type"], rule["source_key"]) if status else (key, rule["rule"])
                 if marker not in seen:
                     seen.add(marker)
                     said = (rule["source_key"], rule["rule"])
