@@ -197,11 +197,12 @@ def rank(
     # ("freak", "ever") would otherwise dilute it, more in a wordy question than in a terse one
     covered = {p["key"]: terms_in(_titled(p), terms) for p in passages}
     total = sum(terms.weights[t] for t in set().union(*covered.values())) or 1.0
-    share = document_share(passages, by_query or [similarity])
+    queries = by_query or [similarity]
+    share = document_share(passages, queries)
     # A question across two parts can need a part whose sections are few among the nearest to every
     # one of its queries (the execution part beside the snow part): the passages nearest a query are
     # not held back by their document's small share.
-    kept = nearest_each(passages, by_query or [similarity], SHARE_KEPT)
+    kept = nearest_each(passages, queries, SHARE_KEPT)
     most = max(share.values(), default=0.0)
     contents = {p["key"] for p in passages if contents_like(p)}
     score: dict[str, float] = {}

@@ -6,7 +6,7 @@ from __future__ import annotations
 import base64
 import re
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 from typing import Any
 
 from langgraph.runtime import Runtime
@@ -217,13 +217,10 @@ def _rest_table(rest: list[dict[str, Any]]) -> list[str]:
 def _unresolved_lines(unresolved: list[dict[str, Any]]) -> list[str]:
     """References the answer could not follow, in two lines: the documents not ingested, most cited
     first, with how many references name each; and how many targets were not found."""
-    missing: dict[str, int] = defaultdict(int)
-    for r in unresolved:
-        if r.get("document"):
-            missing[doc_display(r["document"])] += 1
+    missing = Counter(doc_display(r["document"]) for r in unresolved if r.get("document"))
     lines = []
     if missing:
-        ranked = sorted(missing.items(), key=lambda item: -item[1])  # stable: first cited first among equals
+        ranked = missing.most_common()  # among equals, the first cited first
         named = [f"{doc} ({n})" if n > 1 else doc for doc, n in ranked[:MARKDOWN_UNRESOLVED]]
         more = f" and {len(ranked) - MARKDOWN_UNRESOLVED} more" if len(ranked) > MARKDOWN_UNRESOLVED else ""
         lines.append(f"- Not ingested (references to each): {', '.join(named)}{more}")
