@@ -198,6 +198,7 @@ def rank(
     covered = {p["key"]: terms_in(_titled(p), terms) for p in passages}
     total = sum(terms.weights[t] for t in set().union(*covered.values())) or 1.0
     queries = by_query or [similarity]
+    similarity = leveled(queries)
     share = document_share(passages, queries)
     # A question across two parts can need a part whose sections are few among the nearest to every
     # one of its queries (the execution part beside the snow part): the passages nearest a query are
@@ -245,6 +246,23 @@ def rank(
         p["rank"] = i + 1
         p["score"] = round(lifted[p["key"]], 4)
     return ordered
+
+
+def leveled(by_query: list[dict[str, float]]) -> dict[str, float]:
+    """Each section's similarity to the query it is nearest, once every query's similarities are raised
+    by what its own nearest section falls short of the nearest to any query. A sub-question in plain
+    words is less similar to every clause than the sentence that sets the scene in the codes' own
+    terms, so on raw similarities the clauses that answer it lose every place to the scene's;
+    levelled, each query's nearest passages compete as equals."""
+    top = max((max(s.values()) for s in by_query if s), default=0.0)
+    level: dict[str, float] = {}
+    for s in by_query:
+        if not s:
+            continue
+        raise_by = top - max(s.values())
+        for key, value in s.items():
+            level[key] = max(level.get(key, value + raise_by), value + raise_by)
+    return level
 
 
 def document_share(passages: list[dict[str, Any]], by_query: list[dict[str, float]]) -> dict[str, float]:
