@@ -250,20 +250,16 @@ def rank(
 
 def leveled(by_query: list[dict[str, float]]) -> dict[str, float]:
     """Each section's similarity to the query it is nearest, once every query's similarities are raised
-    by what its ``KEY_PASSAGES`` nearest fall short of (on average) those of the query whose nearest
-    are nearest. A sub-question in plain words is less similar to every clause than the sentence that
-    sets the scene in the codes' own terms, so on raw similarities the clauses that answer it lose
-    every place to the scene's; levelled, each query's first page of passages competes as an equal."""
-
-    def head(similarity: dict[str, float]) -> float:
-        nearest = sorted(similarity.values(), reverse=True)[:KEY_PASSAGES]
-        return sum(nearest) / len(nearest)
-
-    queries = [s for s in by_query if s]
-    top = max((head(s) for s in queries), default=0.0)
+    by what its own nearest section falls short of the nearest to any query. A sub-question in plain
+    words is less similar to every clause than the sentence that sets the scene in the codes' own
+    terms, so on raw similarities the clauses that answer it lose every place to the scene's;
+    levelled, each query's nearest passages compete as equals."""
+    top = max((max(s.values()) for s in by_query if s), default=0.0)
     level: dict[str, float] = {}
-    for s in queries:
-        raise_by = top - head(s)
+    for s in by_query:
+        if not s:
+            continue
+        raise_by = top - max(s.values())
         for key, value in s.items():
             level[key] = max(level.get(key, value + raise_by), value + raise_by)
     return level

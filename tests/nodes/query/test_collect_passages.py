@@ -290,36 +290,34 @@ def test_a_passage_nearest_a_sub_question_keeps_the_largest_share_whatever_its_d
     execution = k("8.1")
     passages = [passage(key) for key in snow] + [{**passage(execution), "document": "T-2"}]
     question = dict(zip(snow, (0.60, 0.58, 0.56, 0.54, 0.52, 0.50), strict=True)) | {execution: 0.40}
-    # the erection sub-question's passages are as near it, on average, as the question's are to the
-    # question, so levelling the queries' similarities (tested below) moves nothing here
-    erection = dict(zip(snow, (0.60, 0.58, 0.56, 0.50, 0.45, 0.42), strict=True)) | {execution: 0.59}
-    assert sum(erection.values()) == pytest.approx(sum(question.values()))
+    # the erection sub-question is as near its nearest snow passage as the question is to its own, so
+    # levelling the queries' similarities (tested below) moves nothing here
+    erection = {key: 0.30 for key in snow} | {snow[0]: 0.60, execution: 0.55}
     similarity = {key: max(question[key], erection[key]) for key in question}
 
     def order() -> list[str]:
         ranked = rank(deps_with(), {"search_question": "q"}, passages, similarity, by_query=[question, erection])  # type: ignore[arg-type]
         return [p["key"] for p in ranked]
 
-    assert order().index(execution) == 1  # after the snow passage more similar than it (0.60)
+    assert order().index(execution) == 3  # after the snow passages more similar than it (0.60, 0.58, 0.56)
     monkeypatch.setattr(collect_module, "SHARE_KEPT", 0)
     assert order().index(execution) == len(passages) - 1  # held back by its document's share of 1 in 7
 
 
 def test_each_querys_nearest_passages_compete_as_equals() -> None:
     """A sub-question in plain words is less similar to every passage than the question's scene-setting
-    sentence. Its similarities are raised by what its nearest fall short of the question's on average
-    (0.572 - 0.25): its clause (0.45) comes first, not after the four passages nearest the scene."""
+    sentence. Its nearest clause (0.45) is raised by what it falls short of the question's nearest
+    (0.70): it comes among the first, not after the four passages nearest the scene."""
     scene = [k(code) for code in ("5.3.1", "5.3.2", "5.3.10", "5.1")]
     answer = k("6.2")
     passages = [passage(key) for key in [*scene, answer]]
     question = dict(zip(scene, (0.70, 0.66, 0.62, 0.58), strict=True)) | {answer: 0.30}
     plain_words = {key: 0.20 for key in scene} | {answer: 0.45}
-    raise_by = sum(question.values()) / 5 - sum(plain_words.values()) / 5
-    assert leveled([question, plain_words]) == pytest.approx(question | {answer: 0.45 + raise_by})
+    assert leveled([question, plain_words]) == pytest.approx(question | {answer: 0.70})
     raw = {key: max(question[key], plain_words[key]) for key in question}
     state = {"search_question": "q"}
     levelled = [p["key"] for p in rank(deps_with(), state, passages, raw, by_query=[question, plain_words])]  # type: ignore[arg-type]
-    assert levelled.index(answer) == 0
+    assert levelled.index(answer) <= 1
     alone = [p["key"] for p in rank(deps_with(), state, passages, raw)]  # type: ignore[arg-type]
     assert alone.index(answer) == len(passages) - 1  # one query: nothing to level
 
