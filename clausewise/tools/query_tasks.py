@@ -328,8 +328,9 @@ def find_conflicts(
 SUMMARY_VALUES = 6
 SUMMARY_OPEN_PASSAGES = 3  # the first key passages' values are quoted whatever their words
 _VALUE = re.compile(
-    r"\d+(?:[.,]\d+)?\s?(?:kN/m[23]?|kN|N/mm2|N/m[23]?|kg/m3|m/s|mm|m|°C|°|%|min|years?)(?![\w/])"
-    r"|[A-Za-zψμγα][\w,]{0,5}\s?=\s?[-+]?\d|recommended values? (?:is|are|of)",
+    r"\d+(?:[.,]\d+)?\s?(?:kN/m[23]?|kN|N/mm2|N/m[23]?|kg/m3|m/s|km/h|mm|m|°C|°|%|min|years?)(?![\w/])"
+    # a symbol given a number; a summation's running index ("i=1" under a sum sign) is not a value
+    r"|(?![ij]\s?=\s?\d(?![.,\d]))[A-Za-zψμγα][\w,]{0,5}\s?=\s?[-+]?\d|recommended values? (?:is|are|of)",
 )
 _SENTENCE_END = re.compile(r"(?<=[.;:])\s+(?=[A-Z(])")
 

@@ -177,7 +177,9 @@ def test_the_summarys_value_sentences_run_over_their_printed_lines() -> None:
         "(3) The values should be used for the wind directions 0°,\n90° and 180° within 45 m of the\n"
         "NA boundary.\n(4) A width of 2 m,\n(5) A depth of 3 m.\n"
         "c) For frames with walls less than 100 m high and whose\nwidth is at least 10 m, no check is needed.\n"
-        "| Category A | qk = 2,0 | 2,0 kN/m2 |\n| Category B | 3,0 kN/m2 |"
+        "| Category A | qk = 2,0 | 2,0 kN/m2 |\n| Category B | 3,0 kN/m2 |\n"
+        "(6) These active i=1 measures are imposed for life safety reasons.\n(7) Take k = 1,0 and j = 2.5 here.\n"
+        "(8) Where the line speed is less than 50 km/h."
     )
     assert value_statements(text) == [
         "(2) This Part does not apply for sites at altitudes above 1 500 m, unless otherwise specified.",
@@ -190,6 +192,9 @@ def test_the_summarys_value_sentences_run_over_their_printed_lines() -> None:
         "c) For frames with walls less than 100 m high and whose width is at least 10 m, no check is needed.",
         "Category A | qk = 2,0 | 2,0 kN/m2",
         "Category B | 3,0 kN/m2",
+        # a sum's running index read into the line ("i=1" under the sign) states no value; a symbol does
+        "(7) Take k = 1,0 and j = 2.5 here.",
+        "(8) Where the line speed is less than 50 km/h.",
     ]
 
 
