@@ -178,7 +178,7 @@ def test_the_summarys_value_sentences_run_over_their_printed_lines() -> None:
         "NA boundary.\n(4) A width of 2 m,\n(5) A depth of 3 m.\n"
         "c) For frames with walls less than 100 m high and whose\nwidth is at least 10 m, no check is needed.\n"
         "| Category A | qk = 2,0 | 2,0 kN/m2 |\n| Category B | 3,0 kN/m2 |\n"
-        "(6) These active i=1 measures are imposed for life safety reasons.\n(7) Take k = 1,0 and j = 2.5 here.\n"
+        "(6) Sum the i=1 to n factors over the measures in place.\n(7) Take k = 1,0 and j = 2.5 here.\n"
         "(8) Where the line speed is less than 50 km/h."
     )
     assert value_statements(text) == [

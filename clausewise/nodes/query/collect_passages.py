@@ -22,6 +22,7 @@ it in ``restates``."""
 
 from __future__ import annotations
 
+import math
 import re
 from collections import Counter
 from difflib import SequenceMatcher
@@ -186,8 +187,9 @@ def rank(
     by_query: list[dict[str, float]] | None = None,
 ) -> list[dict[str, Any]]:
     """The passages in reading order, each with its ``rank`` (1-based), ``tier`` and fused ``score``;
-    ``similarity``: each section's best chunk similarity to the question or a sub-question;
-    ``by_query``: its similarity to each of them (default: ``similarity`` alone)."""
+    ``similarity``: each section's best chunk similarity to the question or a sub-question (read only
+    without ``by_query``); ``by_query``: its similarity to each of them, levelled (:func:`leveled`)
+    into the similarity the score uses (default: ``similarity`` alone)."""
     if not passages:
         return []
     read = read or deps.reader()
@@ -254,14 +256,12 @@ def leveled(by_query: list[dict[str, float]]) -> dict[str, float]:
     words is less similar to every clause than the sentence that sets the scene in the codes' own
     terms, so on raw similarities the clauses that answer it lose every place to the scene's;
     levelled, each query's nearest passages compete as equals."""
-    top = max((max(s.values()) for s in by_query if s), default=0.0)
+    nearest = [(s, max(s.values())) for s in by_query if s]
+    top = max((best for _, best in nearest), default=0.0)
     level: dict[str, float] = {}
-    for s in by_query:
-        if not s:
-            continue
-        raise_by = top - max(s.values())
+    for s, best in nearest:
         for key, value in s.items():
-            level[key] = max(level.get(key, value + raise_by), value + raise_by)
+            level[key] = max(level.get(key, -math.inf), value + top - best)
     return level
 
 
