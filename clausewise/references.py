@@ -445,6 +445,29 @@ def _variants(key: str, known: set[str]) -> list[str]:
     return out
 
 
+def named_sections(question: str, resolver: Resolver) -> list[dict[str, Any]]:
+    """The sections a question names ("Table 6.2 of EN 1991-1-1", "5.2(7)", "Annex B"), in the order
+    named, each as ``{"raw", "focus", "keys"}``: the words, the paragraph named ("(7)", or "*" for the
+    whole) and the keys it stands for. A bare number is read in the documents the question names, or
+    in every visible document when it names none: "Table 5.2" then stands for each one's Table 5.2."""
+    named = [resolver.document(doc.key) for doc, _, _ in find_designations(question)]
+    documents = [d for d in dict.fromkeys(named) if d] or sorted(resolver.visible)
+    found: dict[str, dict[str, Any]] = {}
+    for doc_key in documents:
+        publisher, code, _ = split_key(doc_key)
+        probe = {"key": f"{doc_key}_question", "text": question}
+        for ref in spot_references(DocId(publisher, code), probe, resolver.sections(doc_key)):
+            to = resolver.resolve(ref)
+            if ref["kind"] in ("document", "neighbour") or to.key is None or to.key == to.document:
+                continue
+            raw = ref["raw"].strip()
+            para = re.search(r"\(\s?(\d{1,2})\s?\)", raw)
+            entry = found.setdefault(raw, {"raw": raw, "focus": f"({para.group(1)})" if para else "*", "keys": []})
+            if to.key not in entry["keys"]:
+                entry["keys"].append(to.key)
+    return sorted(found.values(), key=lambda n: question.find(n["raw"]))
+
+
 def resolve(ref: dict[str, Any], stores: Stores, source: str | None = None) -> Resolution:
     """Where one reference (made by section ``source``) leads in ``stores`` now (a :class:`Resolver`
     for many)."""

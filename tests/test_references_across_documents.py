@@ -20,7 +20,15 @@ import pytest
 from helpers import query_runtime
 
 from clausewise.keys import DocId
-from clausewise.references import NOT_FOUND, NOT_INGESTED, Resolver, resolve, resolved_references, spot_references
+from clausewise.references import (
+    NOT_FOUND,
+    NOT_INGESTED,
+    Resolver,
+    named_sections,
+    resolve,
+    resolved_references,
+    spot_references,
+)
 from clausewise.sample.text import Block, Cover, Expression, Heading, PageBreak, Paragraph, Table
 from clausewise.sample.typeset import Writer
 from clausewise.stores import Stores
@@ -315,6 +323,35 @@ def test_follow_refs_leads_into_the_document_ingested_later(both: Any) -> None:
     assert cands[f"{B}_A1.2.2"]["focus"] == "(1)"
     assert f"{B}_6.4.3.2" in cands
     assert not [r for r in update["unresolved_references"] if r.get("document") == B]
+
+
+def test_a_question_names_sections_in_the_documents_it_names_or_in_each(both: Any) -> None:
+    resolver = Resolver(both.stores)
+    named = named_sections("Does 1.2(1) of EN 1990 matter here, and what does Table A1.1 give?", resolver)
+    assert named == [
+        {"raw": "1.2(1)", "focus": "(1)", "keys": [f"{B}_1.2"]},
+        {"raw": "Table A1.1", "focus": "*", "keys": [f"{B}_table_A1.1"]},
+    ]
+    # no document named: a number both documents hold stands for both; one only EN 1991-9-8 holds, for it
+    named = named_sections("What do 1.2 and Table 4.1 say for a shed with a 1.5 m overhang?", resolver)
+    assert [(n["raw"], sorted(n["keys"])) for n in named] == [
+        ("1.2", sorted([f"{A}_1.2", f"{B}_1.2"])),
+        ("Table 4.1", [f"{A}_table_4.1"]),
+    ]
+    assert named_sections("Leaf loads on a 2.5 m high shed with a 1.5 m overhang?", resolver) == []
+
+
+def test_the_keyword_step_names_one_section_for_each_number_the_question_gives(both: Any) -> None:
+    """A chapter's bare heading stands for its first subclause; of a number both documents hold, the
+    section nearest the question is named; each named section is a candidate with its focus."""
+    from clausewise.nodes.query.keyword import keyword
+
+    question = "What does Section 6 of EN 1990 require for sheds, and what does 1.2 say about leaf loads?"
+    update = keyword({"search_question": question}, query_runtime(both))  # type: ignore[typeddict-item]
+    named = update["named"]
+    assert named[f"{B}_6.1"] == "*"
+    assert len([key for key in named if key.endswith("_1.2")]) == 1
+    assert all(update["candidates"][key]["via"] == "named" for key in named)
 
 
 def test_show_and_get_section_resolve_now(both: Any, cli: Callable[..., Any], embedder: Any) -> None:

@@ -168,6 +168,7 @@ class QueryState(TypedDict):
     reply: NotRequired[str]
     search_question: NotRequired[str]
     sub_questions: NotRequired[list[str]]
+    named: NotRequired[dict[str, str]]  # sections the question names by number -> paragraph named or "*"
     notes: NotRequired[list[str]]
     candidates: Annotated[dict[str, dict[str, Any]], merge_keyed]
     extracts: Annotated[dict[str, list[dict[str, Any]]], merge_keyed]

@@ -14,7 +14,8 @@ For each section below, return the parts that bear on the question, or nothing f
 - Be generous: a missed clause is much worse than an extra one. Conditions, exceptions, notes on National
   Annex choices and values an engineer must use are relevant.
 - When a section has a focus paragraph (for example "(3)"), another clause referred to it: quote that
-  paragraph if it bears on the question at all.
+  paragraph if it bears on the question at all. A focus of "*" means the section was named or cited as a
+  whole: quote all of it.
 - In `references`, list the references made by the quoted text exactly as written in it ("Table 5.1",
   "5.2(3)", "EN 1990", "see above"). List only references that are in the quoted text.
 - Use each section's key exactly as given.

@@ -494,8 +494,8 @@ class OfflineQueryTasks:
             para = focus.get(section["key"])
             if para and para != "*":
                 keep |= {i for i, (a, b) in enumerate(spans) if re.match(r"\s*" + re.escape(para), text[a:b])}
-            if section["kind"] in OBJECT_KINDS and (keep or para):
-                keep = set(range(len(spans)))  # a relevant or cited table or figure is shown whole
+            if para == "*" or (section["kind"] in OBJECT_KINDS and (keep or para)):
+                keep = set(range(len(spans)))  # a relevant or cited table or figure, a named section: whole
             if not keep:
                 continue
             if len(spans) <= 4:

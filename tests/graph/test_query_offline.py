@@ -51,7 +51,7 @@ def test_answer_follows_the_contract_and_quotes_verbatim(graph: Any, sample_stor
         assert pieces == [section["text"][a:b].strip() for a, b in p["spans"]]
         assert all(a < b <= c for (a, b), (c, _) in zip(p["spans"], p["spans"][1:], strict=False))
         assert set(p["pages"]) <= set(section["pages"])
-        assert p["via"] in {"vector", "keyword", "reference", "neighbour"}
+        assert p["via"] in {"vector", "keyword", "reference", "neighbour", "named"}
     keys = [p["key"] for p in answer["passages"]]
     assert len(keys) == len(set(keys)), "each section once"
     assert [p["rank"] for p in answer["passages"]] == list(range(1, len(keys) + 1))

@@ -120,6 +120,15 @@ def test_relevance_tells_the_model_the_focus_paragraph() -> None:
     assert f'<section key="{k("5.2")}" kind="clause" focus="(4)">' in tasks.chat_model.seen[0][1]
 
 
+def test_offline_relevance_quotes_a_section_named_whole_whatever_its_words() -> None:
+    """A focus of "*" (the question named the section) keeps all of it; without one, a section sharing
+    none of the question's terms has nothing to quote."""
+    offline = OfflineQueryTasks()
+    assert offline.relevance("q", Terms(), [CLAUSE], {}) == {}
+    (whole,) = offline.relevance("q", Terms(), [CLAUSE], {k("5.2"): "*"})[k("5.2")]
+    assert whole.text == CLAUSE["text"]
+
+
 @pytest.mark.parametrize(
     "answer",
     [

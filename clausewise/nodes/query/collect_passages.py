@@ -10,7 +10,8 @@ One ranking for the whole answer, whatever route found a section. A section's sc
 about it: its best chunk's vector similarity to the question (or any sub-question), how much of the
 question's terms (and their kv equivalents) its extract covers, how much of what is nearest the question
 or one of its sub-questions its document holds, and the kind of section (contents pages and cover matter
-last, a bare heading and a list of symbols after the sections with text). Support from the reference
+last, a bare heading and a list of symbols after the sections with text); a section the question names
+by number ("Table 6.2", "5.2(7)", "Section 5 of EN 1991-1-5") comes first. Support from the reference
 graph then lifts a section that a better one cites (a clause or table a relevant clause points to
 inherits much of that clause's score), and each passage's cited tables, figures and expressions follow
 it in reading order. The first ``SOFT_MATCH_PASSAGES`` are then read again word by word: the embedder's
@@ -33,7 +34,7 @@ from langgraph.runtime import Runtime
 
 from clausewise.graph.state import QueryContext, QueryState
 from clausewise.keys import OBJECT_KINDS
-from clausewise.nodes.query.deps import QueryDeps, Reader, deps_of
+from clausewise.nodes.query.deps import QueryDeps, Reader, bare, deps_of, first_subclause
 from clausewise.page_map import pages_between
 from clausewise.stores.index import Hit
 from clausewise.tools.query_tasks import is_definition, terms_in, units
@@ -59,7 +60,6 @@ SOFT_MATCH_WEIGHT = 1.0
 WHOLE_SECTION_CHARS = 2000  # a section this short is quoted whole: one clause, read as one
 BRIDGE_CHARS = 300  # a gap this short between two extracts (a NOTE, a line) is quoted with them
 PARAGRAPH_REACH = 500  # a quoted chunk is widened to its paragraphs' bounds when they are this near
-HEADING_ONLY_CHARS = 40  # a section with less text under its heading stands for its subclauses
 _GLOSSARY_WORDS = ("symbols", "notation", "abbreviations", "nomenclature", "acronyms")
 _LEADER = re.compile(r"(?:\.\s?){4,}|…{2,}")
 _ENDS_IN_PAGE = re.compile(r"\b\d{1,3}\s*$")
@@ -219,7 +219,7 @@ def rank(
             s -= FRONT_PENALTY
         elif glossary(p):
             s -= GLOSSARY_PENALTY
-        if p["kind"] not in OBJECT_KINDS and _bare(p["text"]):
+        if p["kind"] not in OBJECT_KINDS and bare(p["text"]):
             s -= HEADING_PENALTY
         score[p["key"]] = s
     among = set(keys)
@@ -235,6 +235,10 @@ def rank(
             score[p["key"]] += SOFT_MATCH_WEIGHT * (m - mean)
         ordered, lifted = _order(read, passages, score, cites)
     ordered = _figures_after_key(_restated_last(ordered), cites)
+    # The sections the question names by number come first (no lift to what they cite: the question
+    # named them, not their references).
+    named = state.get("named") or {}
+    ordered = [p for p in ordered if p["key"] in named] + [p for p in ordered if p["key"] not in named]
     chars = 0
     for i, p in enumerate(ordered):
         background = p["key"] in contents
@@ -387,7 +391,7 @@ def _cited(read: Reader, key: str, among: set[str]) -> list[str]:
         if not target or target == key:
             continue
         if target not in among or _heading_only(read, target):
-            target = _first_subclause(target, among) or (target if target in among else None)
+            target = first_subclause(target, among) or (target if target in among else None)
         if target and target != key and not _chapter(read, target):
             cited.append(target)
     return list(dict.fromkeys(cited))
@@ -400,21 +404,7 @@ def _chapter(read: Reader, key: str) -> bool:
 
 
 def _heading_only(read: Reader, key: str) -> bool:
-    return _bare((read.section(key) or {}).get("text", ""))
-
-
-def _bare(text: str) -> bool:
-    """A heading with (almost) no text under it."""
-    return len(text.partition("\n")[2].strip()) < HEADING_ONLY_CHARS
-
-
-def _first_subclause(key: str, among: set[str]) -> str | None:
-    children = [k for k in among if k.startswith(key + ".") and k[len(key) + 1 : len(key) + 2].isdigit()]
-    return min(children, key=_natural, default=None)
-
-
-def _natural(key: str) -> list[tuple[int, str]]:
-    return [(int(part), "") if part.isdigit() else (-1, part) for part in re.split(r"(\d+)", key)]
+    return bare((read.section(key) or {}).get("text", ""))
 
 
 def _cited_in_text(read: Reader, passage: dict[str, Any], cited: list[str]) -> list[str]:

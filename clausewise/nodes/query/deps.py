@@ -3,6 +3,7 @@ indexes, embedder, reasoner, and caches derived from the stores."""
 
 from __future__ import annotations
 
+import re
 import threading
 from dataclasses import dataclass, field
 from typing import Any
@@ -126,6 +127,24 @@ class Reader:
 
 def signature_docs(signature: str) -> list[str]:
     return [part.split("=", 1)[0] for part in signature.split(";") if part]
+
+
+HEADING_ONLY_CHARS = 40  # a section with less text under its heading stands for its subclauses
+
+
+def bare(text: str) -> bool:
+    """A heading with (almost) no text under it."""
+    return len(text.partition("\n")[2].strip()) < HEADING_ONLY_CHARS
+
+
+def first_subclause(key: str, among: set[str]) -> str | None:
+    """The first of ``among`` one level below ``key`` ("5" -> "5.1"): what a bare heading stands for."""
+    children = [k for k in among if k.startswith(key + ".") and k[len(key) + 1 : len(key) + 2].isdigit()]
+    return min(children, key=_natural, default=None)
+
+
+def _natural(key: str) -> list[tuple[int, str]]:
+    return [(int(part), "") if part.isdigit() else (-1, part) for part in re.split(r"(\d+)", key)]
 
 
 def deps_of(runtime: Runtime[Any]) -> QueryDeps:

@@ -15,14 +15,21 @@ BATCH = 10
 
 
 def pending(state: QueryState) -> list[str]:
-    """Candidates not yet read: nearest hop first, then vector hits by score, references, keyword
-    hits by BM25, so a model-call budget is spent on the likeliest sections."""
+    """Candidates not yet read: nearest hop first, then sections the question names, references,
+    vector hits by score, keyword hits by BM25, so a model-call budget is spent on the likeliest
+    sections."""
     extracts = state.get("extracts") or {}
     cands = state.get("candidates") or {}
+    named = state.get("named") or {}
     order = {"reference": 0, "neighbour": 1, "vector": 2, "keyword": 3}
     return sorted(
         (k for k in cands if k not in extracts),
-        key=lambda k: (cands[k]["hop"], order.get(cands[k].get("via", ""), 4), -cands[k].get("score", 0.0), k),
+        key=lambda k: (
+            cands[k]["hop"],
+            -1 if k in named else order.get(cands[k].get("via", ""), 4),
+            -cands[k].get("score", 0.0),
+            k,
+        ),
     )
 
 
@@ -31,12 +38,14 @@ def extract_tasks(state: QueryState) -> list[ExtractTask]:
     the question's model-call budget are marked for the offline reasoner."""
     keys = pending(state)
     cands = state.get("candidates") or {}
+    # a section the question names keeps its paragraph (or "*") whichever search found it too
+    focus = {k: c["focus"] for k, c in cands.items() if c.get("focus")} | (state.get("named") or {})
     budget = state.get("model_calls_left", 1 << 30)
     return [
         ExtractTask(
             question=state["search_question"],
             keys=keys[i : i + BATCH],
-            focus={k: cands[k]["focus"] for k in keys[i : i + BATCH] if cands[k].get("focus")},
+            focus={k: focus[k] for k in keys[i : i + BATCH] if k in focus},
             offline=n >= budget,
         )
         for n, i in enumerate(range(0, len(keys), BATCH))

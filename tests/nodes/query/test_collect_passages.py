@@ -146,6 +146,17 @@ def test_a_reference_to_a_heading_lifts_its_first_subclause_only() -> None:
     assert score[k("5.3.1")] == round(score[k("5.2")] * CITED_DECAY, 4)
 
 
+def test_the_sections_the_question_names_come_first_without_lifting_what_they_cite() -> None:
+    """Named by number, 4.1 comes first whatever its similarity; 8.1 and 7.1, which it cites, are not
+    lifted with it: they stay after 5.2."""
+    similarity = {k("5.2"): 0.6, k("4.1"): 0.3, k("8.1"): 0.1, k("7.1"): 0.1}
+    passages = [passage(key) for key in similarity]
+    named = rank(deps_with(), {"search_question": "q", "named": {k("4.1"): "*"}}, passages, similarity)  # type: ignore[arg-type]
+    assert [p["key"] for p in named][:2] == [k("4.1"), k("5.2")]
+    plain = rank(deps_with(), {"search_question": "q"}, [passage(key) for key in similarity], similarity)  # type: ignore[arg-type]
+    assert [p["key"] for p in plain][0] == k("5.2")
+
+
 def test_a_reference_to_a_clause_with_text_lifts_that_clause() -> None:
     similarity = {k("5.2"): 0.1, k("5.3.1"): 0.1, k("7.1"): 0.3, k("8.1"): 0.9}
     ranked = rank(deps_with(), {"search_question": "q"}, [passage(key) for key in similarity], similarity)  # type: ignore[arg-type]
