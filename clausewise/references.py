@@ -445,27 +445,43 @@ def _variants(key: str, known: set[str]) -> list[str]:
     return out
 
 
+_QUESTION = DocId("QUESTION", "question")  # where a question's words are read: every designation is another document
+_NAMED_CLAUSE = re.compile(r"(?i)(?:sub)?(?:clauses?|sections?)\b|.*\(\s?\d")
+
+
 def named_sections(question: str, resolver: Resolver) -> list[dict[str, Any]]:
-    """The sections a question names ("Table 6.2 of EN 1991-1-1", "5.2(7)", "Annex B"), in the order
-    named, each as ``{"raw", "focus", "keys"}``: the words, the paragraph named ("(7)", or "*" for the
-    whole) and the keys it stands for. A bare number is read in the documents the question names, or
-    in every visible document when it names none: "Table 5.2" then stands for each one's Table 5.2."""
+    """The sections a question names ("Table 6.2 of EN 1991-1-1", "EN 1991-1-4, 7.2(3)", "Annex B",
+    "5.2(7)"), in the order named, each as ``{"raw", "focus", "keys"}``: the words, the paragraph named
+    ("(7)", or "*" for the whole) and the keys it stands for. A number without its document is read in
+    the documents the question names, or in every visible document when it names none ("Table 5.2"
+    then stands for each one's Table 5.2). A bare number of one or two levels ("1.5", "4.5 degrees")
+    is a value, not a clause, unless a word or a paragraph says otherwise ("clause 1.5", "5.2(7)")."""
+    probe = {"key": f"{_QUESTION.key}_question", "text": question}
+    refs = [r for r in spot_references(_QUESTION, probe, set()) if r["document"] != _QUESTION.key]
+    taken = [r["span"] for r in refs]
     named = [resolver.document(doc.key) for doc, _, _ in find_designations(question)]
-    documents = [d for d in dict.fromkeys(named) if d] or sorted(resolver.visible)
-    found: dict[str, dict[str, Any]] = {}
-    for doc_key in documents:
+    for doc_key in [d for d in dict.fromkeys(named) if d] or sorted(resolver.visible):
         publisher, code, _ = split_key(doc_key)
-        probe = {"key": f"{doc_key}_question", "text": question}
         for ref in spot_references(DocId(publisher, code), probe, resolver.sections(doc_key)):
-            to = resolver.resolve(ref)
-            if ref["kind"] in ("document", "neighbour") or to.key is None or to.key == to.document:
+            a, b = ref["span"]
+            if ref["document"] != doc_key or any(x < b and a < y for x, y in taken):
+                continue  # another document's, or words a designation already took
+            if ref["kind"] == "clause" and ref["raw"].count(".") < 2 and not _NAMED_CLAUSE.match(ref["raw"]):
                 continue
-            raw = ref["raw"].strip()
-            para = re.search(r"\(\s?(\d{1,2})\s?\)", raw)
-            entry = found.setdefault(raw, {"raw": raw, "focus": f"({para.group(1)})" if para else "*", "keys": []})
-            if to.key not in entry["keys"]:
-                entry["keys"].append(to.key)
-    return sorted(found.values(), key=lambda n: question.find(n["raw"]))
+            refs.append(ref)
+    found: dict[str, dict[str, Any]] = {}
+    for ref in sorted(refs, key=lambda r: r["span"][0]):
+        to = resolver.resolve(ref, f"{ref['document']}_question")  # typed, not scanned: no OCR variants
+        raw = ref["raw"].strip()
+        if ref["kind"] in ("document", "neighbour") or to.key is None or to.key == to.document:
+            continue
+        if split_key(to.key)[2].rpartition("_")[2] not in raw:
+            continue  # an OCR reading of another number ("6.2" as G.2): not what was typed
+        para = re.search(r"\(\s?(\d{1,2})\s?\)", raw)
+        entry = found.setdefault(raw, {"raw": raw, "focus": f"({para.group(1)})" if para else "*", "keys": []})
+        if to.key not in entry["keys"]:
+            entry["keys"].append(to.key)
+    return list(found.values())
 
 
 def resolve(ref: dict[str, Any], stores: Stores, source: str | None = None) -> Resolution:

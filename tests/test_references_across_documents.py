@@ -329,16 +329,22 @@ def test_a_question_names_sections_in_the_documents_it_names_or_in_each(both: An
     resolver = Resolver(both.stores)
     named = named_sections("Does 1.2(1) of EN 1990 matter here, and what does Table A1.1 give?", resolver)
     assert named == [
-        {"raw": "1.2(1)", "focus": "(1)", "keys": [f"{B}_1.2"]},
+        {"raw": "1.2(1) of EN 1990", "focus": "(1)", "keys": [f"{B}_1.2"]},
         {"raw": "Table A1.1", "focus": "*", "keys": [f"{B}_table_A1.1"]},
     ]
+    named = named_sections("Loads per EN 1990 clause 6.4.3.2(1) and Table 4.1 of EN 1991-9-8?", resolver)
+    assert [(n["raw"], n["focus"], n["keys"]) for n in named] == [
+        ("EN 1990 clause 6.4.3.2(1)", "(1)", [f"{B}_6.4.3.2"]),
+        ("Table 4.1 of EN 1991-9-8", "*", [f"{A}_table_4.1"]),
+    ]
     # no document named: a number both documents hold stands for both; one only EN 1991-9-8 holds, for it
-    named = named_sections("What do 1.2 and Table 4.1 say for a shed with a 1.5 m overhang?", resolver)
+    named = named_sections("What do clause 1.2 and Table 4.1 say for a shed with a 1.5 m overhang?", resolver)
     assert [(n["raw"], sorted(n["keys"])) for n in named] == [
-        ("1.2", sorted([f"{A}_1.2", f"{B}_1.2"])),
+        ("clause 1.2", sorted([f"{A}_1.2", f"{B}_1.2"])),
         ("Table 4.1", [f"{A}_table_4.1"]),
     ]
-    assert named_sections("Leaf loads on a 2.5 m high shed with a 1.5 m overhang?", resolver) == []
+    # a bare number of two levels is a value, whatever clause has that number
+    assert named_sections("Is a factor of 1.2 on leaf loads enough for a shed 4.1 m high?", resolver) == []
 
 
 def test_the_keyword_step_names_one_section_for_each_number_the_question_gives(both: Any) -> None:
@@ -346,7 +352,7 @@ def test_the_keyword_step_names_one_section_for_each_number_the_question_gives(b
     section nearest the question is named; each named section is a candidate with its focus."""
     from clausewise.nodes.query.keyword import keyword
 
-    question = "What does Section 6 of EN 1990 require for sheds, and what does 1.2 say about leaf loads?"
+    question = "What does Section 6 of EN 1990 require for sheds, and what does clause 1.2 say about leaf loads?"
     update = keyword({"search_question": question}, query_runtime(both))  # type: ignore[typeddict-item]
     named = update["named"]
     assert named[f"{B}_6.1"] == "*"
