@@ -446,7 +446,11 @@ def _variants(key: str, known: set[str]) -> list[str]:
 
 
 _QUESTION = DocId("QUESTION", "question")  # where a question's words are read: every designation is another document
-_NAMED_CLAUSE = re.compile(r"(?i)(?:sub)?(?:clauses?|sections?)\b|.*\(\s?\d")
+# a word or a paragraph that makes a number a section's ("clause 1.5", "Table 2", "5.2(7)")
+_NAMING = re.compile(
+    r"(?i)\b(?:tables?|fig(?:ure)?s?|annex(?:es)?|appendix|appendices|sections?|(?:sub)?clauses?|expressions?|"
+    r"equations?|eqs?|paragraphs?)\b|\(\s?\d"
+)
 
 
 def named_sections(question: str, resolver: Resolver) -> list[dict[str, Any]]:
@@ -466,9 +470,13 @@ def named_sections(question: str, resolver: Resolver) -> list[dict[str, Any]]:
             a, b = ref["span"]
             if ref["document"] != doc_key or any(x < b and a < y for x, y in taken):
                 continue  # another document's, or words a designation already took
-            if ref["kind"] == "clause" and ref["raw"].count(".") < 2 and not _NAMED_CLAUSE.match(ref["raw"]):
-                continue
+            if ref["raw"].count(".") < 2 and not _NAMING.search(ref["raw"]):
+                continue  # "a factor of 1.5": a value
+            if re.match(r"\s?[-.]\d", question[ref["span"][1] :]):
+                continue  # "Section 2" of "Section 2-1.1": a number this document does not have
             refs.append(ref)
+    # one document's longer reading of the words wins over another's shorter one ("Section 2-1.1", not 2)
+    refs = [r for r in refs if not any(_inside(r["span"], o["span"]) for o in refs)]
     found: dict[str, dict[str, Any]] = {}
     for ref in sorted(refs, key=lambda r: r["span"][0]):
         to = resolver.resolve(ref, f"{ref['document']}_question")  # typed, not scanned: no OCR variants
@@ -482,6 +490,10 @@ def named_sections(question: str, resolver: Resolver) -> list[dict[str, Any]]:
         if to.key not in entry["keys"]:
             entry["keys"].append(to.key)
     return list(found.values())
+
+
+def _inside(span: tuple[int, int], other: tuple[int, int]) -> bool:
+    return other[0] <= span[0] and span[1] <= other[1] and tuple(span) != tuple(other)
 
 
 def resolve(ref: dict[str, Any], stores: Stores, source: str | None = None) -> Resolution:

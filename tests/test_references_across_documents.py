@@ -343,8 +343,10 @@ def test_a_question_names_sections_in_the_documents_it_names_or_in_each(both: An
         ("clause 1.2", sorted([f"{A}_1.2", f"{B}_1.2"])),
         ("Table 4.1", [f"{A}_table_4.1"]),
     ]
-    # a bare number of two levels is a value, whatever clause has that number
+    # a bare number of two levels is a value, whatever clause has that number; and "Section 6-1.1" is
+    # another document's numbering, not Section 6 of EN 1990
     assert named_sections("Is a factor of 1.2 on leaf loads enough for a shed 4.1 m high?", resolver) == []
+    assert named_sections("What does Section 6-1.1 require for sheds?", resolver) == []
 
 
 def test_the_keyword_step_names_one_section_for_each_number_the_question_gives(both: Any) -> None:
