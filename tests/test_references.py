@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from clausewise.keys import DocId
-from clausewise.references import spot_references
+from clausewise.references import Resolver, named_sections, spot_references
 from clausewise.stores import Stores
 from clausewise.stores.local import LocalBlobs
 
@@ -327,3 +327,22 @@ def test_numbered_paragraphs_are_referenced_where_the_document_has_them() -> Non
     clauses = {f"CEN_EN1991-1-1_{n}" for n in range(1, 8)}
     refs = spot_references(code, {"key": "CEN_EN1991-1-1_x", "text": "as stated in paragraph 4 above"}, clauses)
     assert [r["target"] for r in refs] == []
+
+
+def test_a_question_names_a_numbered_paragraph_in_the_document_that_has_them() -> None:
+    """Read as if it stood in each document, "paragraph 46" names the numbered paragraph of the one
+    document numbered that way, and "Table 4.1" the table of the one that has it."""
+    tables = {
+        "HSE_HSG150": {f"HSE_HSG150_{n}": {} for n in range(1, 60)},
+        "CEN_EN1991-1-1": {"CEN_EN1991-1-1_4.1": {}, "CEN_EN1991-1-1_table_4.1": {}},
+    }
+    stores = SimpleNamespace(
+        visible_documents=lambda: {d: {"generation": "g"} for d in tables},
+        manifest=lambda d: {"generation": "g"} if d in tables else None,
+        doc_table=lambda d, table: tables[d],
+    )
+    named = named_sections("Does paragraph 46 apply to my site, and what does Table 4.1 say?", Resolver(stores))  # type: ignore[arg-type]
+    assert named == [
+        {"raw": "paragraph 46", "focus": "*", "keys": ["HSE_HSG150_46"]},
+        {"raw": "Table 4.1", "focus": "*", "keys": ["CEN_EN1991-1-1_table_4.1"]},
+    ]
