@@ -479,17 +479,22 @@ def named_sections(question: str, resolver: Resolver) -> list[dict[str, Any]]:
     refs = [r for r in refs if not any(_inside(r["span"], o["span"]) for o in refs)]
     found: dict[str, dict[str, Any]] = {}
     for ref in sorted(refs, key=lambda r: r["span"][0]):
+        if ref["kind"] in ("document", "neighbour"):
+            continue
         to = resolver.resolve(ref, f"{ref['document']}_question")  # typed, not scanned: no OCR variants
         raw = ref["raw"].strip()
-        if ref["kind"] in ("document", "neighbour") or to.key is None or to.key == to.document:
-            continue
-        if split_key(to.key)[2].rpartition("_")[2] not in raw:
-            continue  # an OCR reading of another number ("6.2" as G.2): not what was typed
-        para = re.search(r"\(\s?(\d{1,2})\s?\)", raw)
-        entry = found.setdefault(raw, {"raw": raw, "focus": f"({para.group(1)})" if para else "*", "keys": []})
+        if to.key is None or to.key == to.document or split_key(to.key)[2].rpartition("_")[2] not in raw:
+            continue  # not found, a whole document, or an OCR reading of another number ("6.2" as G.2)
+        entry = found.setdefault(raw, {"raw": raw, "focus": paragraph_named(raw) or "*", "keys": []})
         if to.key not in entry["keys"]:
             entry["keys"].append(to.key)
     return list(found.values())
+
+
+def paragraph_named(raw: str) -> str | None:
+    """The paragraph a reference's words name, "(7)" of "5.2(7)" or "5.2 (7)"; None for a whole section."""
+    para = re.search(r"\(\s?(\d{1,2})\s?\)", raw)
+    return f"({para.group(1)})" if para else None
 
 
 def _inside(span: tuple[int, int], other: tuple[int, int]) -> bool:

@@ -13,7 +13,14 @@ from langgraph.runtime import Runtime
 from clausewise.graph.state import RESET, QueryContext, QueryState
 from clausewise.keys import OBJECT_KINDS, document_of
 from clausewise.nodes.query.deps import deps_of
-from clausewise.references import NOT_FOUND, NOT_INGESTED, Resolver, claimed_references, doc_display
+from clausewise.references import (
+    NOT_FOUND,
+    NOT_INGESTED,
+    Resolver,
+    claimed_references,
+    doc_display,
+    paragraph_named,
+)
 
 
 def follow_refs(state: QueryState, runtime: Runtime[QueryContext]) -> dict[str, Any]:
@@ -86,7 +93,7 @@ def follow_refs(state: QueryState, runtime: Runtime[QueryContext]) -> dict[str, 
             if hop + 1 > max_hops:
                 unfollowed.append({"from_key": key, "ref": raw, "target": target})
                 continue
-            para = re.search(r"\(\s?(\d{1,2})\s?\)", raw)
+            para = paragraph_named(raw)
             entry = {
                 "via": "neighbour" if ref["kind"] == "neighbour" else "reference",
                 "hop": hop + 1,
@@ -94,7 +101,7 @@ def follow_refs(state: QueryState, runtime: Runtime[QueryContext]) -> dict[str, 
                 "ref": raw,
             }
             if para:
-                entry["focus"] = f"({para.group(1)})"
+                entry["focus"] = para
             elif re.search(r"_(table|figure|expression)_", target):
                 entry["focus"] = "*"  # a cited table, figure or expression is shown whole
             if target not in cands and target not in new:
