@@ -103,8 +103,7 @@ def collect_passages(state: QueryState, runtime: Runtime[QueryContext]) -> dict[
                 "score": max(p["score"] for p in parts),
             }
         )
-    similarity = {key: hit.score for key, hit in nearest.items()}
-    return {"passages": rank(deps, state, passages, similarity, read, by_query)}
+    return {"passages": rank(deps, state, passages, by_query, read)}
 
 
 def nearest_chunks(
@@ -182,14 +181,12 @@ def rank(
     deps: QueryDeps,
     state: QueryState,
     passages: list[dict[str, Any]],
-    similarity: dict[str, float],
+    by_query: list[dict[str, float]],
     read: Reader | None = None,
-    by_query: list[dict[str, float]] | None = None,
 ) -> list[dict[str, Any]]:
     """The passages in reading order, each with its ``rank`` (1-based), ``tier`` and fused ``score``;
-    ``similarity``: each section's best chunk similarity to the question or a sub-question (read only
-    without ``by_query``); ``by_query``: its similarity to each of them, levelled (:func:`leveled`)
-    into the similarity the score uses (default: ``similarity`` alone)."""
+    ``by_query``: each section's best chunk similarity to the question and to each sub-question (the
+    question first), levelled (:func:`leveled`) into the similarity the score uses."""
     if not passages:
         return []
     read = read or deps.reader()
@@ -199,13 +196,12 @@ def rank(
     # ("freak", "ever") would otherwise dilute it, more in a wordy question than in a terse one
     covered = {p["key"]: terms_in(_titled(p), terms) for p in passages}
     total = sum(terms.weights[t] for t in set().union(*covered.values())) or 1.0
-    queries = by_query or [similarity]
-    similarity = leveled(queries)
-    share = document_share(passages, queries)
+    similarity = leveled(by_query)
+    share = document_share(passages, by_query)
     # A question across two parts can need a part whose sections are few among the nearest to every
     # one of its queries (the execution part beside the snow part): the passages nearest a query are
     # not held back by their document's small share.
-    kept = nearest_each(passages, queries, SHARE_KEPT)
+    kept = nearest_each(passages, by_query, SHARE_KEPT)
     most = max(share.values(), default=0.0)
     contents = {p["key"] for p in passages if contents_like(p)}
     score: dict[str, float] = {}

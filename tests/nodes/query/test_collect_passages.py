@@ -138,7 +138,7 @@ def passage(key: str) -> dict[str, Any]:
 
 def test_a_reference_to_a_heading_lifts_its_first_subclause_only() -> None:
     similarity = {k("5.2"): 0.9, k("5.3.1"): 0.3, k("5.3.2"): 0.3, k("5.3.10"): 0.3, k("7.1"): 0.5, k("8.1"): 0.2}
-    ranked = rank(deps_with(), {"search_question": "q"}, [passage(key) for key in similarity], similarity)  # type: ignore[arg-type]
+    ranked = rank(deps_with(), {"search_question": "q"}, [passage(key) for key in similarity], [similarity])  # type: ignore[arg-type]
     order = [p["key"] for p in ranked]
     score = {p["key"]: p["score"] for p in ranked}
     assert order[:2] == [k("5.2"), k("5.3.1")]
@@ -151,15 +151,15 @@ def test_the_sections_the_question_names_come_first_without_lifting_what_they_ci
     lifted with it: they stay after 5.2."""
     similarity = {k("5.2"): 0.6, k("4.1"): 0.3, k("8.1"): 0.1, k("7.1"): 0.1}
     passages = [passage(key) for key in similarity]
-    named = rank(deps_with(), {"search_question": "q", "named": {k("4.1"): "*"}}, passages, similarity)  # type: ignore[arg-type]
+    named = rank(deps_with(), {"search_question": "q", "named": {k("4.1"): "*"}}, passages, [similarity])  # type: ignore[arg-type]
     assert [p["key"] for p in named][:2] == [k("4.1"), k("5.2")]
-    plain = rank(deps_with(), {"search_question": "q"}, [passage(key) for key in similarity], similarity)  # type: ignore[arg-type]
+    plain = rank(deps_with(), {"search_question": "q"}, [passage(key) for key in similarity], [similarity])  # type: ignore[arg-type]
     assert [p["key"] for p in plain][0] == k("5.2")
 
 
 def test_a_reference_to_a_clause_with_text_lifts_that_clause() -> None:
     similarity = {k("5.2"): 0.1, k("5.3.1"): 0.1, k("7.1"): 0.3, k("8.1"): 0.9}
-    ranked = rank(deps_with(), {"search_question": "q"}, [passage(key) for key in similarity], similarity)  # type: ignore[arg-type]
+    ranked = rank(deps_with(), {"search_question": "q"}, [passage(key) for key in similarity], [similarity])  # type: ignore[arg-type]
     assert [p["key"] for p in ranked][:2] == [k("8.1"), k("7.1")]
     assert {p["key"]: p["score"] for p in ranked}[k("5.3.1")] < 0.5
 
@@ -167,7 +167,7 @@ def test_a_reference_to_a_clause_with_text_lifts_that_clause() -> None:
 def test_a_reference_to_a_whole_annex_lifts_nothing() -> None:
     """A scope lists the chapters: the clause it cites is lifted, the annex it names keeps its own score."""
     similarity = {k("1.1"): 0.9, k("annex_A"): 0.2, k("7.1"): 0.2}
-    ranked = rank(deps_with(), {"search_question": "q"}, [passage(key) for key in similarity], similarity)  # type: ignore[arg-type]
+    ranked = rank(deps_with(), {"search_question": "q"}, [passage(key) for key in similarity], [similarity])  # type: ignore[arg-type]
     score = {p["key"]: p["score"] for p in ranked}
     assert [p["key"] for p in ranked] == [k("1.1"), k("7.1"), k("annex_A")]
     assert score[k("7.1")] == round(score[k("1.1")] * CITED_DECAY, 4)
@@ -178,7 +178,7 @@ def test_a_cited_table_inherits_less_than_a_cited_clause_but_follows_the_clause_
     """6.1 names Table 6.1, then 7.1: the table comes right after 6.1 (reading order), though a cited
     table keeps ``OBJECT_DECAY`` of the citing score and a cited clause the larger ``CITED_DECAY``."""
     similarity = {k("6.1"): 0.9, k("table_6.1"): 0.1, k("7.1"): 0.1, k("8.1"): 0.7}
-    ranked = rank(deps_with(), {"search_question": "q"}, [passage(key) for key in similarity], similarity)  # type: ignore[arg-type]
+    ranked = rank(deps_with(), {"search_question": "q"}, [passage(key) for key in similarity], [similarity])  # type: ignore[arg-type]
     score = {p["key"]: p["score"] for p in ranked}
     assert OBJECT_DECAY < CITED_DECAY
     assert score[k("table_6.1")] == round(score[k("6.1")] * OBJECT_DECAY, 4)
@@ -187,7 +187,7 @@ def test_a_cited_table_inherits_less_than_a_cited_clause_but_follows_the_clause_
     named = REFERENCES[k("6.1")][0]
     REFERENCES[k("6.1")][0] = dict(named, span=None)  # a reference the quoted text does not hold: no follower
     try:
-        ranked = rank(deps_with(), {"search_question": "q"}, [passage(key) for key in similarity], similarity)  # type: ignore[arg-type]
+        ranked = rank(deps_with(), {"search_question": "q"}, [passage(key) for key in similarity], [similarity])  # type: ignore[arg-type]
     finally:
         REFERENCES[k("6.1")][0] = named
     # on its own standing the table comes after 8.1, a direct hit it would pass with CITED_DECAY
@@ -199,7 +199,7 @@ def test_a_cited_definition_inherits_what_a_cited_table_does() -> None:
     """3.1 points to the definition of its term, then to 7.1: the definition gives wording, not a rule,
     and keeps the smaller ``OBJECT_DECAY`` of 3.1's score; 7.1 keeps ``CITED_DECAY``."""
     similarity = {k("3.1"): 0.9, k("1.5.1"): 0.1, k("7.1"): 0.1}
-    ranked = rank(deps_with(), {"search_question": "q"}, [passage(key) for key in similarity], similarity)  # type: ignore[arg-type]
+    ranked = rank(deps_with(), {"search_question": "q"}, [passage(key) for key in similarity], [similarity])  # type: ignore[arg-type]
     score = {p["key"]: p["score"] for p in ranked}
     assert score[k("1.5.1")] == round(score[k("3.1")] * OBJECT_DECAY, 4)
     assert score[k("7.1")] == round(score[k("3.1")] * CITED_DECAY, 4)
@@ -209,7 +209,7 @@ def test_a_cited_definition_inherits_what_a_cited_table_does() -> None:
 def test_sections_lifted_alike_come_in_the_order_the_lifting_section_names_them() -> None:
     """4.1 names 8.1, then 7.1: both inherit the same score from it, and 8.1 comes first."""
     similarity = {k("4.1"): 0.9, k("7.1"): 0.1, k("8.1"): 0.1}
-    ranked = rank(deps_with(), {"search_question": "q"}, [passage(key) for key in similarity], similarity)  # type: ignore[arg-type]
+    ranked = rank(deps_with(), {"search_question": "q"}, [passage(key) for key in similarity], [similarity])  # type: ignore[arg-type]
     score = {p["key"]: p["score"] for p in ranked}
     assert score[k("7.1")] == score[k("8.1")]
     assert [p["key"] for p in ranked] == [k("4.1"), k("8.1"), k("7.1")]
@@ -219,12 +219,12 @@ def test_an_expression_its_clause_already_quotes_goes_to_the_back() -> None:
     """Expression (5.1) is quoted in 5.1's text above it: it goes to the back and 5.1 lists it in
     ``restates``. Expression (5.2), quoted nowhere before it, keeps its place."""
     similarity = {k("5.1"): 0.9, k("expression_5.1"): 0.8, k("expression_5.2"): 0.7, k("7.1"): 0.2}
-    ranked = rank(deps_with(), {"search_question": "q"}, [passage(key) for key in similarity], similarity)  # type: ignore[arg-type]
+    ranked = rank(deps_with(), {"search_question": "q"}, [passage(key) for key in similarity], [similarity])  # type: ignore[arg-type]
     assert [p["key"] for p in ranked] == [k("5.1"), k("expression_5.2"), k("7.1"), k("expression_5.1")]
     assert ranked[0]["restates"] == [k("expression_5.1")] and [p["rank"] for p in ranked] == [1, 2, 3, 4]
     assert "restates" not in ranked[1]
     similarity[k("expression_5.1")] = 0.95  # ahead of its clause: nothing above quotes it
-    ranked = rank(deps_with(), {"search_question": "q"}, [passage(key) for key in similarity], similarity)  # type: ignore[arg-type]
+    ranked = rank(deps_with(), {"search_question": "q"}, [passage(key) for key in similarity], [similarity])  # type: ignore[arg-type]
     assert [p["key"] for p in ranked][:2] == [k("expression_5.1"), k("5.1")]
     assert not any("restates" in p for p in ranked)
 
@@ -236,12 +236,12 @@ def test_a_cited_figure_does_not_follow_its_clause_and_leaves_the_key_places_to_
     it in ``figures`` for the brief to show its image there."""
     monkeypatch.setattr(collect_module, "KEY_PASSAGES", 2)
     similarity = {k("6.2"): 0.9, k("figure_6.2"): 0.1, k("7.1"): 0.7, k("8.1"): 0.3, k("5.3.10"): 0.2}
-    ranked = rank(deps_with(), {"search_question": "q"}, [passage(key) for key in similarity], similarity)  # type: ignore[arg-type]
+    ranked = rank(deps_with(), {"search_question": "q"}, [passage(key) for key in similarity], [similarity])  # type: ignore[arg-type]
     assert [p["key"] for p in ranked] == [k("6.2"), k("7.1"), k("figure_6.2"), k("8.1"), k("5.3.10")]
     assert {p["key"]: p["score"] for p in ranked}[k("figure_6.2")] == round(ranked[0]["score"] * OBJECT_DECAY, 4)
     assert not any("figures" in p for p in ranked)  # nothing moved
     similarity[k("figure_6.2")] = 0.85  # second on its own standing
-    ranked = rank(deps_with(), {"search_question": "q"}, [passage(key) for key in similarity], similarity)  # type: ignore[arg-type]
+    ranked = rank(deps_with(), {"search_question": "q"}, [passage(key) for key in similarity], [similarity])  # type: ignore[arg-type]
     assert [p["key"] for p in ranked] == [k("6.2"), k("7.1"), k("figure_6.2"), k("8.1"), k("5.3.10")]
     assert ranked[0]["figures"] == [k("figure_6.2")] and "figures" not in ranked[1]
     assert [p["rank"] for p in ranked] == [1, 2, 3, 4, 5]
@@ -255,7 +255,7 @@ def test_coverage_is_a_share_of_the_terms_some_passage_has() -> None:
     terms.add("drift", 2.0, "question")
     terms.add("freak", 8.0, "question")
     similarity = {k("6.1"): 0.5, k("5.3.10"): 0.5}
-    ranked = rank(deps_with(terms=terms), {"search_question": "q"}, [passage(key) for key in similarity], similarity)  # type: ignore[arg-type]
+    ranked = rank(deps_with(terms=terms), {"search_question": "q"}, [passage(key) for key in similarity], [similarity])  # type: ignore[arg-type]
     score = {p["key"]: p["score"] for p in ranked}
     assert [p["key"] for p in ranked][0] == k("6.1")
     assert round(score[k("6.1")] - score[k("5.3.10")], 4) == round(COVERAGE_WEIGHT, 4)
@@ -266,7 +266,7 @@ def test_a_bare_heading_comes_after_the_sections_with_text() -> None:
     similar to the question, comes first; the heading stays in the answer."""
     heading = passage(k("5.3"))
     similarity = {k("5.3"): 0.8, k("7.1"): 0.6}
-    ranked = rank(deps_with(), {"search_question": "q"}, [heading, passage(k("7.1"))], similarity)  # type: ignore[arg-type]
+    ranked = rank(deps_with(), {"search_question": "q"}, [heading, passage(k("7.1"))], [similarity])  # type: ignore[arg-type]
     assert [p["key"] for p in ranked] == [k("7.1"), k("5.3")]
 
 
@@ -275,7 +275,7 @@ def test_a_list_of_symbols_comes_after_the_clauses_that_use_them() -> None:
     terms, but it is where a symbol is looked up: a clause a little less similar comes first, and the
     list stays in the answer."""
     similarity = {k("1.6"): 0.8, k("7.1"): 0.6}
-    ranked = rank(deps_with(), {"search_question": "q"}, [passage(key) for key in similarity], similarity)  # type: ignore[arg-type]
+    ranked = rank(deps_with(), {"search_question": "q"}, [passage(key) for key in similarity], [similarity])  # type: ignore[arg-type]
     assert [p["key"] for p in ranked] == [k("7.1"), k("1.6")]
     assert glossary({"title": "Abbreviations and acronyms"}) and glossary({"title": "Notation"})
     assert not glossary({"title": "F10 notification requirements"}) and not glossary({"title": "Nominal values"})
@@ -304,10 +304,9 @@ def test_a_passage_nearest_a_sub_question_keeps_the_largest_share_whatever_its_d
     # the erection sub-question is as near its nearest snow passage as the question is to its own, so
     # levelling the queries' similarities (tested below) moves nothing here
     erection = {key: 0.30 for key in snow} | {snow[0]: 0.60, execution: 0.55}
-    similarity = {key: max(question[key], erection[key]) for key in question}
 
     def order() -> list[str]:
-        ranked = rank(deps_with(), {"search_question": "q"}, passages, similarity, by_query=[question, erection])  # type: ignore[arg-type]
+        ranked = rank(deps_with(), {"search_question": "q"}, passages, [question, erection])  # type: ignore[arg-type]
         return [p["key"] for p in ranked]
 
     assert order().index(execution) == 3  # after the snow passages more similar than it (0.60, 0.58, 0.56)
@@ -327,9 +326,9 @@ def test_each_querys_nearest_passages_compete_as_equals() -> None:
     assert leveled([question, plain_words]) == pytest.approx(question | {answer: 0.70})
     raw = {key: max(question[key], plain_words[key]) for key in question}
     state = {"search_question": "q"}
-    levelled = [p["key"] for p in rank(deps_with(), state, passages, raw, by_query=[question, plain_words])]  # type: ignore[arg-type]
+    levelled = [p["key"] for p in rank(deps_with(), state, passages, [question, plain_words])]  # type: ignore[arg-type]
     assert levelled.index(answer) <= 1
-    alone = [p["key"] for p in rank(deps_with(), state, passages, raw)]  # type: ignore[arg-type]
+    alone = [p["key"] for p in rank(deps_with(), state, passages, [raw])]  # type: ignore[arg-type]
     assert alone.index(answer) == len(passages) - 1  # one query: nothing to level
 
 
@@ -338,10 +337,10 @@ def test_the_head_of_the_list_is_read_again_word_by_word() -> None:
     passage's words in context) moves, among them, the one that says what was asked in other words
     up; a passage the soft match rates below the head's average goes down. The rest keep their order."""
     similarity = {k("7.1"): 0.6, k("8.1"): 0.58, k("5.3.10"): 0.1}
-    plain = rank(deps_with(), {"search_question": "q"}, [passage(key) for key in similarity], similarity)  # type: ignore[arg-type]
+    plain = rank(deps_with(), {"search_question": "q"}, [passage(key) for key in similarity], [similarity])  # type: ignore[arg-type]
     assert [p["key"] for p in plain] == [k("7.1"), k("8.1"), k("5.3.10")]
     soft = {k("7.1"): 0.30, k("8.1"): 0.50, k("5.3.10"): 0.40}
-    read = rank(deps_with(soft), {"search_question": "q"}, [passage(key) for key in similarity], similarity)  # type: ignore[arg-type]
+    read = rank(deps_with(soft), {"search_question": "q"}, [passage(key) for key in similarity], [similarity])  # type: ignore[arg-type]
     assert [p["key"] for p in read][:2] == [k("8.1"), k("7.1")]
     before, after = {p["key"]: p["score"] for p in plain}, {p["key"]: p["score"] for p in read}
     assert round(after[k("8.1")] - before[k("8.1")], 4) == round(SOFT_MATCH_WEIGHT * (0.50 - 0.40), 4)
