@@ -366,6 +366,15 @@ def object_key(doc: DocId | str, object_code: str) -> str:
 OBJECT_KINDS = ("table", "figure", "expression")  # the numbered objects a clause cites, each a section
 
 
+def code_label(code: str) -> str:
+    """A section code as an engineer reads it: ``annex_D`` -> ``Annex D``, ``table_5.2`` -> ``Table 5.2``,
+    ``expression_6.1`` -> ``Expression (6.1)``; a clause's code as it is."""
+    kind, sep, number = code.partition("_")
+    if not sep or kind not in ("annex", *OBJECT_KINDS):
+        return code
+    return f"Expression ({number})" if kind == "expression" else f"{kind.capitalize()} {number}"
+
+
 def split_key(key: str) -> tuple[str, str, str]:
     """``CEN_EN1991-1-3_5.3.2`` -> (``CEN``, ``EN1991-1-3``, ``5.3.2``); object code may be empty."""
     parts = key.split("_", 2)

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from clausewise.keys import (
     DocId,
     clean_number,
+    code_label,
     doc_id,
     find_designations,
     given_identity,
@@ -346,3 +347,19 @@ def test_given_identity_validates_what_users_type() -> None:
     for publisher, code in ((None, ".."), (None, "  "), ("..", None), ("A_B", "EN 1990")):
         with pytest.raises(ValueError):
             given_identity(publisher, code)
+
+
+@pytest.mark.parametrize(
+    ("code", "label"),
+    [
+        ("annex_D", "Annex D"),
+        ("table_5.2", "Table 5.2"),
+        ("figure_7.28", "Figure 7.28"),
+        ("expression_6.1", "Expression (6.1)"),
+        ("5.3.2", "5.3.2"),
+        ("2-1.1", "2-1.1"),
+        ("excavations-2", "excavations-2"),
+    ],
+)
+def test_a_section_code_is_labelled_as_an_engineer_reads_it(code: str, label: str) -> None:
+    assert code_label(code) == label

@@ -7,6 +7,7 @@ import time
 from typing import Any
 
 from clausewise.evaluation.scoring import AnswerFn
+from clausewise.keys import code_label
 
 
 def naive_answer(question_text: str, *, index: Any, embedder: Any, stores: Any, k: int = 10) -> dict[str, Any]:
@@ -29,7 +30,7 @@ def naive_answer(question_text: str, *, index: Any, embedder: Any, stores: Any, 
             {
                 "key": hit.key,
                 "document": chunk.get("document") or section.get("document", ""),
-                "section": section.get("section", ""),
+                "section": code_label(section.get("section", "")),
                 "kind": chunk.get("kind") or section.get("kind", ""),
                 "page": page,
                 "pages": [page] if page is not None else [],

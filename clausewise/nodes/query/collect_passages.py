@@ -33,7 +33,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from clausewise.graph.state import QueryContext, QueryState
-from clausewise.keys import OBJECT_KINDS
+from clausewise.keys import OBJECT_KINDS, code_label
 from clausewise.nodes.query.deps import QueryDeps, Reader, bare, deps_of, first_subclause
 from clausewise.page_map import pages_between
 from clausewise.stores.index import Hit
@@ -90,7 +90,7 @@ def collect_passages(state: QueryState, runtime: Runtime[QueryContext]) -> dict[
             {
                 "key": key,
                 "document": section["document"],
-                "section": section["section"],
+                "section": code_label(section["section"]),  # "Annex D", not the store's "annex_D"
                 "kind": section["kind"],
                 "title": section.get("title"),
                 "page": pages[0],

@@ -12,7 +12,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from clausewise.graph.state import QueryContext, QueryState
-from clausewise.keys import OBJECT_KINDS, document_of, split_key
+from clausewise.keys import OBJECT_KINDS, code_label, document_of, split_key
 from clausewise.nodes.query.deps import QueryDeps, deps_of
 from clausewise.references import doc_display
 from clausewise.tools.parallel import map_ordered
@@ -270,7 +270,7 @@ def _name(key: str, by_key: dict[str, dict[str, Any]]) -> str:
     if key in by_key:
         return f"{by_key[key]['document']} {by_key[key]['section']}"
     try:
-        return f"{doc_display(document_of(key))} {split_key(key)[2]}".strip()
+        return f"{doc_display(document_of(key))} {code_label(split_key(key)[2])}".strip()
     except KeyError:
         return key
 

@@ -30,6 +30,7 @@ from clausewise.nodes.query.collect_passages import (
     merge_spans,
     rank,
 )
+from clausewise.nodes.query.compose import compose
 from clausewise.nodes.query.deps import Reader
 from clausewise.stores.index import Hit
 from clausewise.system import System
@@ -362,6 +363,30 @@ def test_a_short_section_is_quoted_whole_with_its_pages(sample_store: SimpleName
     (passage,) = collect_passages(state, query_runtime(system))["passages"]  # type: ignore[arg-type]
     assert passage["text"] == section["text"].strip() and passage["spans"] == [[0, len(section["text"])]]
     assert passage["pages"] == section["pages"] and passage["page"] == section["pages"][0]
+
+
+def test_an_annex_is_cited_as_annex_a_in_the_passage_and_the_brief(
+    sample_store: SimpleNamespace, embedder: Any
+) -> None:
+    """The store keys an annex "annex_A"; the answer an engineer reads cites it as "Annex A"."""
+    system = System(
+        stores=sample_store.stores, embedder=embedder, query_tasks=OfflineQueryTasks(), cache_dir=Path("/x")
+    )
+    key = "CEN_EN1991-9-9_annex_A"
+    section = system.stores.lookup("sections", key)
+    assert section["section"] == "annex_A" and section["kind"] == "annex"
+    state = {
+        "question": "q",
+        "started": 0.0,
+        "search_question": "q",
+        "extracts": {key: [{"start": 0, "text": section["text"][:40], "pages": section["pages"][:1], "score": 1.0}]},
+        "candidates": {},
+    }
+    runtime = query_runtime(system)
+    (passage,) = collect_passages(state, runtime)["passages"]  # type: ignore[arg-type]
+    assert passage["section"] == "Annex A"
+    brief = compose({**state, "passages": [passage]}, runtime)["answer_markdown"]  # type: ignore[arg-type]
+    assert "EN 1991-9-9 Annex A" in brief and "annex_A**" not in brief
 
 
 def test_the_lines_nearest_the_question_are_quoted_too(
