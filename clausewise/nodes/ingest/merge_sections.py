@@ -17,7 +17,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from clausewise.graph.state import IngestContext, IngestState
-from clausewise.keys import DocId, object_key, split_key
+from clausewise.keys import DocId, code_label, object_key, split_key
 from clausewise.nodes.ingest.check_document import IngestError, doc_id_of
 from clausewise.nodes.ingest.extract_page import EXPRESSION, expression_number, parse_caption
 from clausewise.page_map import page_at
@@ -907,7 +907,8 @@ def _expressions(
                 formula = lines[idx - 1].strip()
             if len(formula) > 120 or (formula and formula[0] == "("):
                 formula = formula[-120:] if not formula.startswith("(") else formula
-            ekey = object_key(doc, f"expression_{number}")
+            ecode = f"expression_{number}"
+            ekey = object_key(doc, ecode)
             if ekey in entries:
                 continue
             offset = sum(len(ln) + 1 for ln in lines[:idx])
@@ -919,9 +920,9 @@ def _expressions(
                 "key": ekey,
                 "document": doc.display,
                 "doc_key": doc.key,
-                "section": f"Expression ({number})",
+                "section": code_label(ecode),
                 "kind": "expression",
-                "title": f"Expression ({number})",
+                "title": code_label(ecode),
                 "text": f"{formula} ({number})".strip(),
                 "formula": formula,
                 "page_map": [[0, page]],
