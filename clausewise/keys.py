@@ -375,6 +375,22 @@ def code_label(code: str) -> str:
     return f"Expression ({number})" if kind == "expression" else f"{kind.capitalize()} {number}"
 
 
+def slug(text: str) -> str:
+    """A heading's words as a section code, for a section without a number: "Excavations" -> "excavations"."""
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:60] or "front"
+
+
+def heading_coded(section: str, title: str | None) -> bool:
+    """Is this the code of a section without a number, made from its heading's words ("excavations-2")?"""
+    return bool(title) and re.fullmatch(re.escape(slug(title or "")) + r"(?:-\d+)?", section) is not None
+
+
+def cited(document: str, section: str, title: str | None) -> str:
+    """A passage as an engineer cites it: "EN 1991-1-3 5.2", "HSG150 345"; a section without a number
+    by its heading instead of the code the store made from it: "HSG150 Excavations"."""
+    return f"{document} {' '.join((title or '').split())}" if heading_coded(section, title) else f"{document} {section}"
+
+
 def split_key(key: str) -> tuple[str, str, str]:
     """``CEN_EN1991-1-3_5.3.2`` -> (``CEN``, ``EN1991-1-3``, ``5.3.2``); object code may be empty."""
     parts = key.split("_", 2)

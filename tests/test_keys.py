@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from clausewise.keys import (
     DocId,
+    cited,
     clean_number,
     code_label,
     doc_id,
@@ -363,3 +364,18 @@ def test_given_identity_validates_what_users_type() -> None:
 )
 def test_a_section_code_is_labelled_as_an_engineer_reads_it(code: str, label: str) -> None:
     assert code_label(code) == label
+
+
+@pytest.mark.parametrize(
+    ("section", "title", "name"),
+    [
+        ("excavations-2", "Excavations", "HSG150 Excavations"),
+        ("collapse-of-the-sides-or-roof", "Collapse of the  sides or roof", "HSG150 Collapse of the sides or roof"),
+        ("345", "Collapse of the sides or roof", "HSG150 345"),
+        ("Annex D", "Adjustment of the ground snow load", "HSG150 Annex D"),
+        ("excavations", None, "HSG150 excavations"),  # no heading to name it by
+        ("scope-2", "Excavations", "HSG150 scope-2"),  # another heading's code
+    ],
+)
+def test_a_section_is_cited_by_its_number_or_else_by_its_heading(section: str, title: str | None, name: str) -> None:
+    assert cited("HSG150", section, title) == name

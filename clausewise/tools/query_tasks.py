@@ -18,7 +18,7 @@ from typing import Any, Literal, NotRequired, Protocol, TypedDict
 
 import snowballstemmer
 
-from clausewise.keys import OBJECT_KINDS, document_of
+from clausewise.keys import OBJECT_KINDS, cited, document_of
 from clausewise.kv import equivalents_in, recorded_conflicts
 from clausewise.tools.parallel import Usage, offline_usage
 
@@ -341,7 +341,7 @@ def value_statements(text: str) -> list[str]:
     unless" / "otherwise specified."); a line that starts otherwise (a symbol's definition, a formula)
     stands alone."""
     out = []
-    for line in _continued_lines(text):
+    for line in continued_lines(text):
         if line.startswith("|"):
             pieces = [" | ".join(c.strip() for c in line.strip("|").split("|") if c.strip())]
         else:
@@ -364,19 +364,21 @@ def legible(piece: str) -> bool:
     return plain >= 0.95 * len(piece) and len(_LONG_WORD.findall(piece)) >= 3 and "---" not in piece
 
 
-_OPENS = re.compile(r"\s*(?:\(\s?\d{1,2}\s?\)|NOTE\b|[a-h]\)|[-–•▪]\s|\|)")  # a paragraph, NOTE, item, row
+# a paragraph, NOTE, item, row, the "where:" over an expression's symbols
+_OPENS = re.compile(r"\s*(?:\(\s?\d{1,2}\s?\)|NOTE\b|[a-h]\)|[-–•▪■●◦]\s|\||where:?\s*$)")
 _CARRIES_ON = re.compile(
     r"\b(?:and|or|of|to|the|a|an|for|with|in|on|by|from|between|than|at|whose|which|that|is|are|be|may|should|shall)\s*$"
 )
 
 
-def _continued_lines(text: str) -> list[str]:
+def continued_lines(text: str) -> list[str]:
     """Printed lines joined into the sentences they carry: a line runs on into the next when the next
     carries on in lower case, or when it ends in a word no sentence ends in, or in a comma and the next
     does not start with a capital ("... wind directions 0°," / "90° and 180°."); a paragraph, NOTE,
     list item, table row or a symbol's definition starts anew, except that a line ending in a word no
     sentence ends in runs on into what reads like a definition ("... and whose" / "height is less than
-    4 times the in-wind depth, ...")."""
+    4 times the in-wind depth, ..."). A word hyphenated over the line end is joined with its hyphen
+    ("non-" / "structural"). Value statements are read from these; the brief quotes them."""
     lines: list[str] = []
     for line in text.split("\n"):
         if lines and not lines[-1].startswith("|") and not lines[-1].rstrip().endswith((".", ":")):
@@ -384,7 +386,7 @@ def _continued_lines(text: str) -> list[str]:
             fresh = _OPENS.match(line) or (_DEFINES.match(line) and not carries_on)
             after_comma = lines[-1].rstrip().endswith(",") and not line[:1].isupper()
             if not fresh and (line[:1].islower() or after_comma or carries_on):
-                lines[-1] += " " + line
+                lines[-1] += line if lines[-1].endswith("-") and line[:1].isalpha() else " " + line
                 continue
         lines.append(line)
     return lines
@@ -532,10 +534,10 @@ class OfflineQueryTasks:
                 bears = i < SUMMARY_OPEN_PASSAGES or wanted & set(tokens(piece))
                 if bears and legible(piece) and piece not in seen and len(found) < SUMMARY_VALUES:
                     seen.add(piece)
-                    found.append(f"- {piece} ({p['document']} {p['section']}, p. {p['page']})")
+                    found.append(f"- {piece} ({cited(p['document'], p['section'], p.get('title'))}, p. {p['page']})")
         docs = Counter(p["document"] for p in passages)
         first = list(dict.fromkeys(p["document"] for p in passages))[:4]  # in the order the answer reads them
-        lead = ", ".join(f"{p['document']} {p['section']}" for p in key[:6])
+        lead = ", ".join(cited(p["document"], p["section"], p.get("title")) for p in key[:6])
         head = (
             f"{len(passages)} passages from {', '.join(f'{d} ({docs[d]})' for d in first)}"
             f"{' and others' if len(docs) > len(first) else ''} bear on this question; read first: {lead}."

@@ -17,7 +17,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from clausewise.graph.state import IngestContext, IngestState
-from clausewise.keys import DocId, code_label, object_key, split_key
+from clausewise.keys import DocId, code_label, object_key, slug, split_key
 from clausewise.nodes.ingest.check_document import IngestError, doc_id_of
 from clausewise.nodes.ingest.extract_page import EXPRESSION, expression_number, parse_caption
 from clausewise.page_map import page_at
@@ -77,10 +77,6 @@ def ocr_number(parts: list[str], current: tuple[int, ...] | None) -> tuple[int, 
         return usual
     other = tuple(int("".join(_DIGITISH_ALSO.get(c, c) for c in p).translate(_DIGITISH)) for p in parts)
     return other if plausible_next(current, other) else usual
-
-
-def slug(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:60] or "front"
 
 
 def plausible_next(current: tuple[int, ...] | None, new: tuple[int, ...], *, jump: int = 2) -> bool:
@@ -727,7 +723,7 @@ def build_sections(doc: DocId, title: str, pages: list[dict[str, Any]]) -> dict[
                 "key": key,
                 "document": doc.display,
                 "doc_key": doc.key,
-                "section": code.replace("_", " ").title(),
+                "section": code_label(code),  # "Table 7.4a" as printed, not "Table 7.4A"
                 "kind": obj["kind"],
                 "title": obj["title"],
                 "text": text,

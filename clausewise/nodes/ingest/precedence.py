@@ -8,6 +8,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from clausewise.graph.state import IngestContext, IngestState
+from clausewise.keys import code_label
 from clausewise.nodes.ingest.check_document import doc_id_of
 from clausewise.nodes.ingest.deps import system_of
 from clausewise.tools.parallel import map_ordered
@@ -31,8 +32,7 @@ def precedence(state: IngestState, runtime: Runtime[IngestContext]) -> dict[str,
             rules.append(
                 {
                     "key": key,
-                    "rule": f"in informative {sections[annex]['section'].replace('_', ' ').title()}: "
-                    "guidance, not a requirement",
+                    "rule": f"in informative {code_label(sections[annex]['section'])}: guidance, not a requirement",
                     "type": "informative",
                     "source_key": annex,
                     "evidence": "(informative)",

@@ -33,7 +33,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from clausewise.graph.state import QueryContext, QueryState
-from clausewise.keys import OBJECT_KINDS, code_label
+from clausewise.keys import OBJECT_KINDS, code_label, split_key
 from clausewise.nodes.query.deps import QueryDeps, Reader, bare, deps_of, first_subclause
 from clausewise.page_map import pages_between
 from clausewise.stores.index import Hit
@@ -90,7 +90,9 @@ def collect_passages(state: QueryState, runtime: Runtime[QueryContext]) -> dict[
             {
                 "key": key,
                 "document": section["document"],
-                "section": code_label(section["section"]),  # "Annex D", not the store's "annex_D"
+                # "Annex D", not the store's "annex_D"; "Table 7.4a" as printed also from a store that
+                # labelled it "Table 7.4A"
+                "section": code_label(split_key(key)[2]),
                 "kind": section["kind"],
                 "title": section.get("title"),
                 "page": pages[0],

@@ -12,11 +12,11 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from clausewise.graph.state import QueryContext, QueryState
-from clausewise.keys import OBJECT_KINDS, code_label, document_of, split_key
+from clausewise.keys import OBJECT_KINDS, cited, code_label, document_of, heading_coded, split_key
 from clausewise.nodes.query.deps import QueryDeps, deps_of
 from clausewise.references import doc_display
 from clausewise.tools.parallel import map_ordered
-from clausewise.tools.query_tasks import legible
+from clausewise.tools.query_tasks import continued_lines, legible
 
 MARKDOWN_QUOTE_CHARS = 6_000  # quoted text of the key passages in the brief (the JSON has all of it)
 MARKDOWN_PASSAGE_CHARS = 1_200  # longest quote of one passage in the brief
@@ -205,7 +205,8 @@ def _rest_table(rest: list[dict[str, Any]]) -> list[str]:
         lines += ["", "| # | document | section | title | page |", "|---|---|---|---|---|"]
         for p in supporting:
             title = " ".join((p.get("title") or "").split())[:70].replace("|", "/")
-            lines.append(f"| {p.get('rank', '')} | {p['document']} | {p['section']} | {title} | {p['page']} |")
+            section = "" if heading_coded(p["section"], p.get("title")) else p["section"]  # its title names it
+            lines.append(f"| {p.get('rank', '')} | {p['document']} | {section} | {title} | {p['page']} |")
     if background:
         by_doc: dict[str, int] = defaultdict(int)
         for p in background:
@@ -268,7 +269,8 @@ def _described(img: dict[str, Any]) -> list[str]:
 def _name(key: str, by_key: dict[str, dict[str, Any]]) -> str:
     """A key as the brief names it: "EN 1991-1-3 Table 5.1" (a section not in the answer by its code)."""
     if key in by_key:
-        return f"{by_key[key]['document']} {by_key[key]['section']}"
+        p = by_key[key]
+        return cited(p["document"], p["section"], p.get("title"))
     try:
         return f"{doc_display(document_of(key))} {code_label(split_key(key)[2])}".strip()
     except KeyError:
@@ -277,27 +279,30 @@ def _name(key: str, by_key: dict[str, dict[str, Any]]) -> str:
 
 def _passage_md(p: dict[str, Any], limit: int) -> list[str]:
     """A passage quoted, cut at a line end after ``limit`` characters (the JSON answer has it whole)."""
-    head = f"**{p['document']} {p['section']}**" + (f" {p['title']}" if p.get("title") else "")
+    head = f"**{cited(p['document'], p['section'], p.get('title'))}**"
+    head += f" {p['title']}" if p.get("title") and not heading_coded(p["section"], p["title"]) else ""
     head += f" (page {', '.join(map(str, p['pages']))})"
     if p.get("hop"):
         head += f" via {p['via']} from {p['from_key']}"
-    text = p["text"].split("\n")
+    text, after = p["text"].split("\n"), []
     if p.get("kind") == "figure":  # a drawing's labels, read by OCR, are debris to a reader: its image shows them
         legible_lines = [text[0], *(ln for ln in text[1:] if legible(ln))]
         if len(legible_lines) < len(text):
-            text = [*legible_lines, "[the drawing's labels, as read from it, are in the JSON answer]"]
+            text, after = legible_lines, ["[the drawing's labels, as read from it, are in the JSON answer]"]
     lines, size = [], 0
     for line in text:
         if size >= limit:
-            lines.append(f"[... {len(p['text']) - size} more characters of {p['key']} in the JSON answer]")
+            after = [f"[... {len(p['text']) - size} more characters of {p['key']} in the JSON answer]"]
             break
         lines.append(line)
         size += len(line) + 1
-    if any(ln.startswith("|") for ln in lines):  # a table: caption as a quote, rows as a markdown table
-        rows = _without_empty_columns([ln for ln in lines if ln.startswith("|")])
-        body = "\n".join(["> " + ln + "  " for ln in lines if not ln.startswith("|")] + [""] + rows)
-    else:
-        body = "\n".join("> " + ln + "  " for ln in lines)
+    # The page's line ends inside a sentence are the page's, not the reader's: the quote runs them on, so
+    # that the terminal wraps it once. A table: caption as a quote, rows as a markdown table.
+    quoted = continued_lines("\n".join(ln for ln in lines if not ln.startswith("|"))) + after
+    body = "\n".join("> " + ln + "  " for ln in quoted)
+    rows = [ln for ln in lines if ln.startswith("|")]
+    if rows:
+        body += "\n\n" + "\n".join(_without_empty_columns(rows))
     return [head, body, ""]
 
 

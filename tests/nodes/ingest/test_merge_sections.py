@@ -828,3 +828,15 @@ def test_headings_an_ocr_text_layer_misread_are_found_where_the_sequence_expects
     assert "Horizontal actions shall" not in sections["CEN_EN9999_A1.2"]["text"]
     assert titles["B.8"] == "Key elements" and sections["CEN_EN9999_B.8"]["parent"] == "CEN_EN9999_annex_B"
     assert "key element" not in sections["CEN_EN9999_B.7"]["text"]
+
+
+def test_a_table_or_figure_is_labelled_with_its_number_as_printed() -> None:
+    """ "Table 7.4a" is cited as printed, not "Table 7.4A"; its key keeps the same number."""
+    page = _page(1, ["1 Scope", "(1) The pressure coefficients are given in Table 7.4a and Figure 7.4b."])
+    for kind, number in (("table", "7.4a"), ("figure", "7.4b")):
+        caption = f"{kind.title()} {number}: Pressure coefficients"
+        page["objects"].append({"kind": kind, "number": number, "title": "Pressure coefficients",
+                                "caption": caption, "bbox": [70.0, 300.0, 500.0, 400.0]})  # fmt: skip
+    sections = build_sections(DocId("ACME", "WC1"), "Wind code", [page])
+    assert sections["ACME_WC1_table_7.4a"]["section"] == "Table 7.4a"
+    assert sections["ACME_WC1_figure_7.4b"]["section"] == "Figure 7.4b"

@@ -365,6 +365,17 @@ def test_a_short_section_is_quoted_whole_with_its_pages(sample_store: SimpleName
     assert passage["pages"] == section["pages"] and passage["page"] == section["pages"][0]
 
 
+def _one_extract(key: str, section: dict[str, Any]) -> dict[str, Any]:
+    """A query state whose extracts are the first words of one section."""
+    return {
+        "question": "q",
+        "started": 0.0,
+        "search_question": "q",
+        "extracts": {key: [{"start": 0, "text": section["text"][:40], "pages": section["pages"][:1], "score": 1.0}]},
+        "candidates": {},
+    }
+
+
 def test_an_annex_is_cited_as_annex_a_in_the_passage_and_the_brief(
     sample_store: SimpleNamespace, embedder: Any
 ) -> None:
@@ -375,13 +386,7 @@ def test_an_annex_is_cited_as_annex_a_in_the_passage_and_the_brief(
     key = "CEN_EN1991-9-9_annex_A"
     section = system.stores.lookup("sections", key)
     assert section["section"] == "annex_A" and section["kind"] == "annex"
-    state = {
-        "question": "q",
-        "started": 0.0,
-        "search_question": "q",
-        "extracts": {key: [{"start": 0, "text": section["text"][:40], "pages": section["pages"][:1], "score": 1.0}]},
-        "candidates": {},
-    }
+    state = _one_extract(key, section)
     runtime = query_runtime(system)
     (passage,) = collect_passages(state, runtime)["passages"]  # type: ignore[arg-type]
     assert passage["section"] == "Annex A"
@@ -440,3 +445,26 @@ def test_extracts_merge_across_short_gaps_only() -> None:
         (0, 100),
         (101 + BRIDGE_CHARS, 900),
     ]
+
+
+def test_a_table_is_cited_as_its_key_numbers_it_also_from_a_store_that_labelled_it_otherwise(
+    sample_store: SimpleNamespace, embedder: Any, monkeypatch: Any
+) -> None:
+    """An earlier release stored "Table 7.4a" as "Table 7.4A": the passage's label comes from its key,
+    which keeps the number as printed, so such a store needs no new ingest."""
+    system = System(
+        stores=sample_store.stores, embedder=embedder, query_tasks=OfflineQueryTasks(), cache_dir=Path("/x")
+    )
+    key = "CEN_EN1991-9-9_table_5.1"
+    section = system.stores.lookup("sections", key)
+    assert section["section"] == "Table 5.1"
+    doc_table = system.stores.doc_table
+
+    def older(doc: str, table: str) -> dict[str, Any]:
+        entries = doc_table(doc, table)
+        return {**entries, key: {**section, "section": "TABLE 5.1"}} if table == "sections" else entries
+
+    monkeypatch.setattr(system.stores, "doc_table", older)
+    state = _one_extract(key, section)
+    (passage,) = collect_passages(state, query_runtime(system))["passages"]  # type: ignore[arg-type]
+    assert passage["section"] == "Table 5.1"

@@ -298,3 +298,67 @@ def test_a_quoted_table_drops_the_columns_empty_in_every_row() -> None:
     ragged = text + "\n| one | more | cell | here | too |"
     _, body, _ = _passage_md({**passage, "text": ragged}, 1000)
     assert "|  | Windswept |  | 0,8 |" in body  # rows of unequal width are shown as read
+
+
+def test_a_quote_is_reflowed_into_paragraphs_and_keeps_its_items_notes_and_symbols() -> None:
+    """The page's line ends are not the reader's: a paragraph's lines become one line of the quote (the
+    terminal wraps it), while each item, NOTE, heading, symbol under "where:" and a word hyphenated
+    across lines keep what the page shows. Every word is kept, in order."""
+    from clausewise.nodes.query.compose import _passage_md
+
+    page = [
+        "5.2 Load arrangements",
+        "(1) The following two primary load arrangements shall be taken into account for the roof",
+        "when the snow is not prevented from sliding off it, and where the roof is non-",
+        "structural at its eaves.",
+        "NOTE: The National Annex may specify the use of Annex B for the roof shapes given",
+        "in 5.3.4 and 6.2.",
+        "■ Is the excavation regularly inspected by a competent person in charge of the site?",
+        "Manual handling",
+        "■ Are there heavy materials which could cause problems if they have to be moved by",
+        "hand? If so, can you:",
+        "– choose lighter materials;",
+        "where:",
+        "μi is the snow load shape coefficient given in Table 5.2 for the roof of the building",
+        "sk is the characteristic value of snow load on the ground at the relevant site (see 4.1)",
+    ]
+    passage = {"key": "CEN_EN1991-9-9_5.2", "document": "EN 1991-9-9", "section": "5.2", "title": "Load",
+               "pages": [3], "text": "\n".join(page), "kind": "clause"}  # fmt: skip
+    _, body, _ = _passage_md(passage, 10_000)
+    quoted = [ln.removeprefix("> ").removesuffix("  ") for ln in body.split("\n")]
+    assert quoted == [
+        "5.2 Load arrangements",
+        "(1) The following two primary load arrangements shall be taken into account for the roof when the "
+        "snow is not prevented from sliding off it, and where the roof is non-structural at its eaves.",
+        "NOTE: The National Annex may specify the use of Annex B for the roof shapes given in 5.3.4 and 6.2.",
+        "■ Is the excavation regularly inspected by a competent person in charge of the site?",
+        "Manual handling",
+        "■ Are there heavy materials which could cause problems if they have to be moved by hand? If so, can you:",
+        "– choose lighter materials;",
+        "where:",
+        page[-2],
+        page[-1],
+    ]
+    assert "".join(quoted).replace(" ", "") == "".join(page).replace(" ", "")
+
+
+def test_a_section_without_a_number_is_named_by_its_heading_not_its_stored_code() -> None:
+    """A section of a document without numbered clauses has a code made of its heading's words
+    ("excavations-2"): the brief names it by its heading, in the head of its quote, the rest's table and
+    the list of what to read first; a numbered clause keeps its number."""
+    from clausewise.nodes.query.compose import render_markdown
+    from clausewise.tools.query_tasks import OfflineQueryTasks
+
+    def passage(section: str, title: str, tier: str, rank: int) -> dict[str, Any]:
+        return {"key": f"HSE_HSG150_{section}", "document": "HSG150", "section": section, "title": title,
+                "page": 70 + rank, "pages": [70 + rank], "text": f"{title} text", "hop": 0, "via": "vector",
+                "tier": tier, "rank": rank, "kind": "clause"}  # fmt: skip
+
+    passages = [passage("excavations-2", "Excavations", "key", 1), passage("345", "Collapse of the sides", "key", 2),
+                passage("manual-handling", "Manual handling", "supporting", 3)]  # fmt: skip
+    summary = OfflineQueryTasks.summarise(None, "When is shoring needed?", passages)  # type: ignore[arg-type]
+    assert "read first: HSG150 Excavations, HSG150 345." in summary
+    brief = render_markdown({"search_question": "When is shoring needed?"}, passages, [], summary)  # type: ignore[typeddict-item]
+    assert "**HSG150 Excavations** (page 71)" in brief and "**HSG150 345** Collapse of the sides (page 72)" in brief
+    assert "| 3 | HSG150 |  | Manual handling | 73 |" in brief
+    assert "excavations-2" not in brief and "manual-handling" not in brief
