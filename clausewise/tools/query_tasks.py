@@ -353,6 +353,7 @@ def value_statements(text: str) -> list[str]:
 _DEFINES = re.compile(r"\S{1,8}\s+(?:is|are|=)\s")  # "k is a coefficient ...": a symbol's line
 
 
+_BULLET = re.compile(r"^[•▪■●◦–]\s+")
 _PLAIN = re.compile(r"[\w\s.,;:()%°/=+\-–'’|]")
 _LONG_WORD = re.compile(r"[A-Za-z]{3,}")
 
@@ -534,7 +535,8 @@ class OfflineQueryTasks:
                 bears = i < SUMMARY_OPEN_PASSAGES or wanted & set(tokens(piece))
                 if bears and legible(piece) and piece not in seen and len(found) < SUMMARY_VALUES:
                     seen.add(piece)
-                    found.append(f"- {piece} ({cited(p['document'], p['section'], p.get('title'))}, p. {p['page']})")
+                    said = _BULLET.sub("", piece)  # an item's own bullet: the summary's list gives it one
+                    found.append(f"- {said} ({cited(p['document'], p['section'], p.get('title'))}, p. {p['page']})")
         docs = Counter(p["document"] for p in passages)
         first = list(dict.fromkeys(p["document"] for p in passages))[:4]  # in the order the answer reads them
         lead = ", ".join(cited(p["document"], p["section"], p.get("title")) for p in key[:6])

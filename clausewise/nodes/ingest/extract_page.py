@@ -28,8 +28,11 @@ MAX_LAYOUT_PT = 5000  # pages larger than this (about 1.8 m) skip the layout mod
 # slips of scans ("5. 2", "A.I", "6.l").
 _NUM = (
     r"(?:[A-Z]\d?\s?[.\-]?\s?)?(?:[\dIlS][\dIlOS]{0,3}|(?<=\.)s)"
-    r"(?:(?:\s?\.\s?|-)(?:[\dIlOS]{1,3}|s\b)){0,3}[a-z]?(?:\([A-Z0-9]{1,2}\))?(?:-[a-z]\b)?"
+    r"(?:(?:\s?\.\s?|-)(?:[\dIlOS]{1,3}|s\b)){0,3}[a-z]?(?:\([A-Za-z0-9]{1,2}\))?(?:-[a-z]\b)?"
 )
+# A change mark: "\4\ ... /4/" brackets what a numbered change of a document altered (US DoD criteria mark
+# their changes so). Headings and captions are recognised without them; the text keeps them.
+CHANGE_MARK = re.compile(r"(?<!\S)(?:\\\d{1,2}\\|/\d{1,2}/)(?!\S)\s*")
 # A scan's text layer may put an amendment mark before the caption ("~Table 7.4b") and read its
 # separator twice ("Table A.II .. Stored products").
 CAPTION = re.compile(
@@ -38,7 +41,7 @@ CAPTION = re.compile(
 )
 _NUMBER_OK = re.compile(
     r"(?:(?:[A-Z]\d?[.\-])?\d{1,2}(?:\.\d{1,2}){0,3}|\d{3,4}\.\d{1,2}(?:\.\d{1,2})?|[A-Z]\.?\d{1,2}|(?:[A-Z]-)?\d{1,2}-\d{1,3}(?:\.\d{1,2}){0,2}"
-    r"|[A-Z]\d\.\d{1,2}(?:\.\d{1,2})?|\d{1,2}(?:\.\d{1,2}){1,2}-\d{1,2})[a-z]?(?:\([A-Z0-9]{1,2}\))?(?:-[a-z])?"
+    r"|[A-Z]\d\.\d{1,2}(?:\.\d{1,2})?|\d{1,2}(?:\.\d{1,2}){1,2}-\d{1,2})[a-z]?(?:\([A-Za-z0-9]{1,2}\))?(?:-[a-z])?"
 )
 _PARAGRAPH_START = re.compile(r"^\s*\(\s?\d{1,2}\s?\)|^\s*NOTE|^\s*\d+(\.\d+)+\.?\s+[A-Z]|^\s*Section\s+\d")
 # A numbered expression: "(5.1)", "(E.7)", "(6.12a)", "(Equation 16-18a)" closing a line.
@@ -72,7 +75,7 @@ def expression_number(text: str) -> str | None:
 def caption_number(raw: str) -> str:
     """A caption's number normalised: OCR slips fixed ("A.I" -> "A.1"), suffixes kept ("A1.2(B)")."""
     raw = re.sub(r"\s+", "", raw)
-    m = re.fullmatch(r"(?P<core>.*?)(?P<tail>\([A-Z0-9]{1,2}\)|-[a-z])?", raw)
+    m = re.fullmatch(r"(?P<core>.*?)(?P<tail>\([A-Za-z0-9]{1,2}\)|-[a-z])?", raw)
     core, tail = (m.group("core"), m.group("tail") or "") if m else (raw, "")
     if "-" in core or re.match(r"[A-Z]\d\.", core):  # "3-1", "B-16.1", "A1.2": no annex-letter rules
         head = (
@@ -87,7 +90,7 @@ def caption_number(raw: str) -> str:
 def parse_caption(text: str, *, strict: bool = False) -> tuple[str, str, str] | None:
     """(kind, number, title) when ``text`` opens with a table or figure caption. ``strict`` refuses
     the forms a wrapped cross-reference also takes ("Figure 5.7." or "Table 5.2" alone)."""
-    m = CAPTION.match(text)
+    m = CAPTION.match(CHANGE_MARK.sub("", text))
     if not m:
         return None
     title = (m.group("title") or "").strip()

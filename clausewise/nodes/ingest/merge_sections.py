@@ -10,7 +10,7 @@ the first clause 1 that is followed by a 1.1, so a table of contents or a forewo
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +19,7 @@ from langgraph.runtime import Runtime
 from clausewise.graph.state import IngestContext, IngestState
 from clausewise.keys import DocId, code_label, object_key, slug, split_key
 from clausewise.nodes.ingest.check_document import IngestError, doc_id_of
-from clausewise.nodes.ingest.extract_page import EXPRESSION, expression_number, parse_caption
+from clausewise.nodes.ingest.extract_page import CHANGE_MARK, EXPRESSION, expression_number, parse_caption
 from clausewise.page_map import page_at
 from clausewise.pdf import close_pdf
 
@@ -104,6 +104,13 @@ class Line:
     size: float = 0.0
     bold: bool = False
     lead: str = ""
+
+
+def _unmarked(line: Line) -> Line:
+    """The line as its heading reads, without the change marks set around it (its text keeps them)."""
+    if not CHANGE_MARK.search(line.text):
+        return line
+    return replace(line, text=CHANGE_MARK.sub("", line.text).strip(), lead=CHANGE_MARK.sub("", line.lead).strip())
 
 
 @dataclass
@@ -204,7 +211,7 @@ class _Parser:
         self.body_size = max(sizes, key=lambda k: sizes[k]) if sizes else 0.0
         total = sum(sizes.values()) or 1
         # Typography tells headings apart when the body is not bold and numbered lines are.
-        bold_numbered = sum(1 for ln in self.lines if (ln.bold or ln.lead) and NUMBERED.match(ln.text))
+        bold_numbered = sum(1 for ln in self.lines if (ln.bold or ln.lead) and NUMBERED.match(_unmarked(ln).text))
         self.typography = bold_chars < 0.3 * total and bold_numbered >= 3
         # OCR text layers guess fonts: a plain line there may still be a heading
         self.born_digital = sum(1 for p in pages if p.get("scanned")) < 0.5 * max(1, len(pages))
@@ -212,7 +219,9 @@ class _Parser:
         self.quote_ends = 0  # the line where another code's clause quoted in the text ends
         # headings set apart and numbered as another code's clauses ("1603.2 - Delegated ...")
         self._foreign_numbered = sum(
-            1 for ln in self.lines if (ln.bold or ln.lead) and ln.page not in self.toc_pages and _FOREIGN.match(ln.text)
+            1
+            for ln in self.lines
+            if (ln.bold or ln.lead) and ln.page not in self.toc_pages and _FOREIGN.match(_unmarked(ln).text)
         )
 
     def _numbered_paragraphs(self) -> dict[int, int]:
@@ -239,8 +248,9 @@ class _Parser:
 
     # ---- heading recognition ----
     def _numbered(self, i: int) -> Heading | None:
-        """The clause heading at line i, else None."""
-        line = self.lines[i]
+        """The clause heading at line i, else None (read without change marks: "\\4\\ 1607.14 - Bridge
+        Crane Support" is the heading of 1607.14)."""
+        line = _unmarked(self.lines[i])
         if line.page in self.toc_pages:
             return None
         nxt = self.lines[i + 1].text if i + 1 < len(self.lines) else None
@@ -331,7 +341,7 @@ class _Parser:
         """(letter, status, title, lines consumed) for an annex heading at line i: "Annex B
         (informative)", or an annex or appendix set as a heading without a status (``heading``: the
         line is known to be set apart as one)."""
-        line = self.lines[i]
+        line = _unmarked(self.lines[i])
         m = ANNEX.match(line.text.replace("AnnexA", "Annex A"))
         if not m or line.page in self.toc_pages:
             return None

@@ -332,6 +332,10 @@ def test_a_numbered_expression_drawn_as_a_picture_is_cropped(objects_pages: dict
         ("Table 2-1 Risk Category", ("table", "2-1", "Risk Category")),
         ("Figure C-1.", ("figure", "C-1", "")),
         ("Table 12.2-1 Design Coefficients", ("table", "12.2-1", "Design Coefficients")),
+        ("Table 4-1(a) Performance Objectives", ("table", "4-1(a)", "Performance Objectives")),
+        # change marks ("\\4\\ ... /4/") around a changed caption or inside it
+        ("Table 2-1 \\4\\ /4/ Wind Induced Deflection Limits", ("table", "2-1", "Wind Induced Deflection Limits")),
+        ("\\2\\ Figure 3-2 Crane Runway", ("figure", "3-2", "Crane Runway")),
     ],
 )
 def test_parse_caption_other_styles(text: str, expected: tuple[str, str, str]) -> None:

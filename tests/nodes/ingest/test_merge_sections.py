@@ -459,6 +459,20 @@ def test_headings_in_other_styles() -> None:
     assert sections["DOD_UFC3-301-01_1-2"]["parent"] == "DOD_UFC3-301-01_1"
 
 
+def test_a_heading_behind_a_change_mark_opens_its_section_and_keeps_the_mark_in_its_text() -> None:
+    """A document that marks its changes ("\\4\\ ... /4/") may set the mark before a heading: the
+    heading is found as if unmarked, and its section's text keeps the mark as printed."""
+    body = ("The text of the clause goes on for a while here, set in the plain body font, not bold.", False, "")
+    marked = "\\4\\ 1607.14 \u2013 Bridge Crane Support Structures [Addition]"
+    lines = [("CHAPTER 1 INTRODUCTION", True, ""), ("1-1 BACKGROUND.", True, ""), body]
+    lines += [("1607.12.5 - Hangars [Addition]", True, ""), body, (marked, True, ""), body, ("/4/", False, ""), body]
+    sections = build_sections(DocId("DOD", "UFC3-301-01"), "Test", [_typo_page(1, lines)])
+    crane = sections["DOD_UFC3-301-01_1607.14"]
+    assert crane["title"] == "Bridge Crane Support Structures [Addition]"
+    assert crane["text"].startswith(marked) and "/4/" in crane["text"]
+    assert marked not in sections["DOD_UFC3-301-01_1607.12.5"]["text"]
+
+
 def test_another_codes_clause_quoted_in_the_text_is_not_a_section() -> None:
     """A guide quotes another code's clause, its heading set in bold as that code sets it ("403.9
     Voluntary ..."), between its own 2.2.1 and 2.2.2: the quote is text of 2.2.1, and the quote's

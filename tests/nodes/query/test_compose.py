@@ -362,3 +362,14 @@ def test_a_section_without_a_number_is_named_by_its_heading_not_its_stored_code(
     assert "**HSG150 Excavations** (page 71)" in brief and "**HSG150 345** Collapse of the sides (page 72)" in brief
     assert "| 3 | HSG150 |  | Manual handling | 73 |" in brief
     assert "excavations-2" not in brief and "manual-handling" not in brief
+
+
+def test_a_value_stated_in_a_bulleted_item_is_listed_once_bulleted_in_the_summary() -> None:
+    from clausewise.tools.query_tasks import OfflineQueryTasks
+
+    text = "1903.4 Anchors\n• Anchors must be site tested to 150% of the design load.\n■ Bolts need 25 mm of cover."
+    passage = {"key": "DOD_UFC3-301-01_1903.4", "document": "UFC 3-301-01", "section": "1903.4", "title": "Anchors",
+               "page": 51, "pages": [51], "text": text, "tier": "key", "rank": 1, "kind": "clause"}  # fmt: skip
+    summary = OfflineQueryTasks.summarise(None, "How are anchors tested?", [passage])  # type: ignore[arg-type]
+    assert "\n- Anchors must be site tested to 150% of the design load. (UFC 3-301-01 1903.4, p. 51)" in summary
+    assert "\n- Bolts need 25 mm of cover. (UFC 3-301-01 1903.4, p. 51)" in summary
