@@ -135,17 +135,40 @@ def question_terms(question: str, vocab: Vocabulary, kv: dict[str, Any]) -> Term
     return terms
 
 
+LONG_UNIT = 800  # a unit longer than this is cut at its printed paragraphs and bulleted items
+_ITEM = re.compile(r"\s*[•▪■●◦–]\s")
+
+
 def units(text: str) -> list[tuple[int, int]]:
     """Spans of a section's paragraphs: "(n)" paragraphs, NOTEs, list items, table rows; the heading
-    line is its own unit."""
+    line is its own unit. A document that does not number its paragraphs (a guide, another publisher's
+    code) would leave pages in one unit: one longer than ``LONG_UNIT`` is cut where a printed paragraph
+    ends (a sentence's end on a line well short of a full one) and before each bulleted item."""
     lines = text.split("\n")
-    spans, start, pos = [], 0, 0
+    starts, pos = [0], 0  # line starts
+    for line in lines:
+        pos += len(line) + 1
+        starts.append(pos)
+    cuts = [0]
     for i, line in enumerate(lines):
         if i > 0 and (_PARAGRAPH.match(line) or line.startswith("|") or i == 1):
-            spans.append((start, pos - 1))
-            start = pos
-        pos += len(line) + 1
-    spans.append((start, len(text)))
+            cuts.append(i)
+    cuts.append(len(lines))
+    lengths = sorted(len(ln.strip()) for ln in lines if ln.strip())
+    full = lengths[(3 * len(lengths)) // 4] if lengths else 0  # a full line's length
+    spans = []
+    for first, last in zip(cuts, cuts[1:], strict=False):
+        if starts[last] - starts[first] > LONG_UNIT:
+            inner = [
+                i
+                for i in range(first + 1, last)
+                if _ITEM.match(lines[i])
+                or (lines[i - 1].rstrip().endswith((".", ":", "?", "!")) and len(lines[i - 1].strip()) < 0.8 * full)
+            ]
+        else:
+            inner = []
+        for a, b in zip([first, *inner], [*inner, last], strict=True):
+            spans.append((starts[a], min(starts[b] - 1, len(text))))
     return [(a, b) for a, b in spans if text[a:b].strip()]
 
 

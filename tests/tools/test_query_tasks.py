@@ -273,3 +273,30 @@ def test_keywords_leave_out_terms_no_section_has_and_search_a_phrases_rare_word_
     assert not set(picked) & terms.unseen
     assert "flour" in picked and "bag flour" in picked  # the phrase and its rare word
     assert len(picked) <= 6
+
+
+def test_a_long_unnumbered_paragraph_run_is_cut_at_printed_paragraphs_and_bullets_and_read_in_part() -> None:
+    """A guide that does not number its paragraphs: the body is cut where a printed paragraph ends (a
+    sentence ending on a short line) and before each bullet, so that the question's paragraph is quoted
+    with its heading and the unit after it, not three pages; a short run, or a sentence ending on a
+    full line, is not cut."""
+    from clausewise.tools.query_tasks import Terms
+
+    full = "Words of a paragraph that runs across the full width of the printed page here"
+    para = [full, full, "and it ends here."]
+    lines = ["1903.4 - Printed Concrete [Addition]", *para, *para, "The slab must be cured for seven days at least",
+             "before it is loaded.", "• First item of the list", "• Second item", *para, *para]  # fmt: skip
+    text = "\n".join(lines)
+    assert len(text) > 800
+    pieces = [text[a:b] for a, b in units(text)]
+    assert pieces[0] == lines[0]
+    assert "\n".join(lines[7:9]) in pieces and "• First item of the list" in pieces
+    assert all(len(p) < 300 for p in pieces)
+    short = "2.1 General\n" + "\n".join(para)
+    assert [short[a:b] for a, b in units(short)] == ["2.1 General", "\n".join(para)]
+    section = {"key": "DOD_UFC3-301-01_1903.4", "kind": "clause", "text": text}
+    terms = Terms(weights={"cure": 2.0, "slab": 2.0})
+    extracts = OfflineQueryTasks().relevance("How long is the slab cured?", terms, [section], {})  # type: ignore[list-item]
+    quoted = [e.text for e in extracts["DOD_UFC3-301-01_1903.4"]]
+    assert quoted[0].startswith(lines[0]) and "seven days" in quoted[-1]  # its heading, then its paragraph
+    assert sum(map(len, quoted)) < len(text) / 2
