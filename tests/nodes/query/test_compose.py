@@ -373,3 +373,22 @@ def test_a_value_stated_in_a_bulleted_item_is_listed_once_bulleted_in_the_summar
     summary = OfflineQueryTasks.summarise(None, "How are anchors tested?", [passage])  # type: ignore[arg-type]
     assert "\n- Anchors must be site tested to 150% of the design load. (UFC 3-301-01 1903.4, p. 51)" in summary
     assert "\n- Bolts need 25 mm of cover. (UFC 3-301-01 1903.4, p. 51)" in summary
+
+
+def test_the_screen_lines_script_counts_a_brief_as_the_terminal_shows_it(tmp_path: Path, monkeypatch: Any) -> None:
+    """scripts/brief_lines.py: a quote runs on at the screen's width, so a narrower terminal shows the
+    same brief in more lines; a folder without answers is an error, not a median of nothing."""
+    import importlib.util
+
+    import pytest
+
+    path = Path(__file__).resolve().parents[3] / "scripts" / "brief_lines.py"
+    spec = importlib.util.spec_from_file_location("brief_lines", path)
+    assert spec is not None and spec.loader is not None
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    brief = "## Q\n\n**EN 1 5.2** Title (page 3)\n> " + "word " * 60 + " \n"
+    assert script.screen_lines(brief, 40) > script.screen_lines(brief, 100) >= 4
+    monkeypatch.setattr("sys.argv", ["brief_lines.py", str(tmp_path)])
+    with pytest.raises(SystemExit, match="no JSON answers"):
+        script.main()
