@@ -298,11 +298,10 @@ def _passage_md(p: dict[str, Any], limit: int) -> list[str]:
         size += len(line) + 1
     # The page's line ends inside a sentence are the page's, not the reader's: the quote runs them on, so
     # that the terminal wraps it once. A table: caption as a quote, rows as a markdown table.
-    quoted = continued_lines("\n".join(ln for ln in lines if not ln.startswith("|"))) + after
-    body = "\n".join("> " + ln + "  " for ln in quoted)
-    rows = [ln for ln in lines if ln.startswith("|")]
-    if rows:
-        body += "\n\n" + "\n".join(_without_empty_columns(rows))
+    prose = [ln for ln in lines if not ln.startswith("|")]
+    quoted = (continued_lines("\n".join(prose)) if prose else []) + after
+    rows = _without_empty_columns([ln for ln in lines if ln.startswith("|")])
+    body = "\n\n".join(part for part in ("\n".join("> " + ln + "  " for ln in quoted), "\n".join(rows)) if part)
     return [head, body, ""]
 
 

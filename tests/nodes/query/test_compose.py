@@ -392,3 +392,13 @@ def test_the_screen_lines_script_counts_a_brief_as_the_terminal_shows_it(tmp_pat
     monkeypatch.setattr("sys.argv", ["brief_lines.py", str(tmp_path)])
     with pytest.raises(SystemExit, match="no JSON answers"):
         script.main()
+
+
+def test_a_table_of_rows_alone_is_shown_as_its_rows_without_an_empty_quote() -> None:
+    from clausewise.nodes.query.compose import _passage_md
+
+    rows = "| Windswept | 0,8 |\n| Normal | 1,0 |"
+    passage = {"key": "CEN_EN1991-9-9_table_5.1", "document": "EN 1991-9-9", "section": "Table 5.1",
+               "title": "Exposure", "pages": [3], "text": rows, "kind": "table"}  # fmt: skip
+    _, body, _ = _passage_md(passage, 1000)
+    assert body == rows
