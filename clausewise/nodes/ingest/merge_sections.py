@@ -748,6 +748,7 @@ def build_sections(doc: DocId, title: str, pages: list[dict[str, Any]]) -> dict[
             }
             _insert_after(ordered, parent, key)
     _table_notes(entries)
+    _table_continued(entries)
     _expressions(doc, entries, ordered, pages)
     for i, key in enumerate(ordered):
         entries[key]["previous"] = ordered[i - 1] if i else None
@@ -808,6 +809,51 @@ def _table_notes(entries: dict[str, dict[str, Any]]) -> None:
             entry["pages"] = sorted(set(entry["pages"]) | {page})
         entry["text"] += "\n" + note
         _cut(parent, start, end)
+
+
+_WORDS = re.compile(r"[a-z]{2,}")
+
+
+def _table_continued(entries: dict[str, dict[str, Any]]) -> None:
+    """A table that runs on over the next pages without its caption, its column heads printed again at
+    the top of each (UFC 3-301-01's Table 2-2 over four pages): what follows them on that page, up to a
+    new paragraph or caption, is the table's, not text of the clause around it, so that its rows are
+    cited as the table. A page is the table's only when it opens with the table's column heads (its first
+    rows before a row of figures, at least four words): nearly all of them among the page's first words.
+    A table whose caption is printed again is already joined by its caption."""
+    for entry in entries.values():
+        parent = entries.get(entry.get("parent") or "")
+        if entry["kind"] != "table" or parent is None or not entry.get("rows"):
+            continue
+        heads: list[str] = []  # its column heads: its first rows (up to three) before a row of figures
+        for row in entry["rows"][:3]:
+            if heads and any(ch.isdigit() for cell in row for ch in cell):
+                break
+            heads += [w for cell in row for w in _WORDS.findall(cell.lower())]
+        if len(heads) < 4:
+            continue
+        page = entry["pages"][-1] + 1
+        while True:
+            starts = {p: a for a, p in parent.get("page_map", [])}
+            if page not in starts:
+                break
+            start = starts[page]
+            later = [a for a, p in parent["page_map"] if a > start]
+            end = min(later) - 1 if later else len(parent["text"])
+            opening = _WORDS.findall(parent["text"][start:end].lower())[: 2 * len(heads)]
+            if sum(w in opening for w in heads) < 0.8 * len(heads):
+                break
+            lines = parent["text"][start:end].split("\n")
+            stop = start
+            for k, line in enumerate(lines):
+                if k and (_PARAGRAPH_START.match(line) or parse_caption(line)):
+                    break
+                stop += len(line) + (1 if k else 0)
+            entry["page_map"].append([len(entry["text"]) + 1, page])
+            entry["pages"] = sorted(set(entry["pages"]) | {page})
+            entry["text"] += "\n" + parent["text"][start:stop]
+            _cut(parent, start, stop)
+            page += 1
 
 
 def _continues_notes(before: str, note: str) -> bool:

@@ -854,3 +854,24 @@ def test_a_table_or_figure_is_labelled_with_its_number_as_printed() -> None:
     sections = build_sections(DocId("ACME", "WC1"), "Wind code", [page])
     assert sections["ACME_WC1_table_7.4a"]["section"] == "Table 7.4a"
     assert sections["ACME_WC1_figure_7.4b"]["section"] == "Figure 7.4b"
+
+
+def test_a_table_run_on_over_pages_that_print_its_column_heads_again_is_one_table() -> None:
+    """Table 2-2 runs on over the next page without its caption, its column heads printed again: that
+    page's rows are the table's, up to the clause's next paragraph, and are no longer text of the clause
+    around the table. A page that does not open with the heads stays the clause's."""
+    heads = ["Risk", "Category", "Nature of Occupancy", "Seismic Factor"]
+    page1 = _page(1, ["1 General", "1.1 Risk categories", "(1) Risk categories are given in Table 2-2.",
+                      "Table 2-2 Risk Category of Buildings"])  # fmt: skip
+    page1["objects"].append({"kind": "table", "number": "2-2", "title": "Risk Category of Buildings",
+                             "caption": "Table 2-2 Risk Category of Buildings", "bbox": [70.0, 130.0, 500.0, 800.0],
+                             "body": "| Risk | Category | Nature of Occupancy | Seismic Factor |\n| I | | Sheds | 1 |",
+                             "rows": [heads, ["I", "", "Sheds", "1"]]})  # fmt: skip
+    page2 = _page(2, [*heads, "II Dormitories and offices 1.00", "III Schools 1.25", "(2) The factor applies to all."])
+    page3 = _page(3, ["(3) Risk Category IV buildings are essential facilities."])
+    sections = build_sections(DocId("ACME", "C1"), "Code", [page1, page2, page3])
+    table, clause = sections["ACME_C1_table_2-2"], sections["ACME_C1_1.1"]
+    assert table["pages"] == [1, 2] and "III Schools 1.25" in table["text"]
+    assert "III Schools" not in clause["text"] and "Dormitories" not in clause["text"]
+    assert "(2) The factor applies to all." in clause["text"] and "(3) Risk Category IV" in clause["text"]
+    assert clause["pages"] == [1, 2, 3]
