@@ -136,7 +136,7 @@ def question_terms(question: str, vocab: Vocabulary, kv: dict[str, Any]) -> Term
 
 
 LONG_UNIT = 800  # a unit longer than this is cut at its printed paragraphs and bulleted items
-_ITEM = re.compile(r"\s*[•▪■●◦–]\s")
+_BULLET = re.compile(r"\s*[•▪■●◦–]\s+")  # a bulleted item's mark
 
 
 def units(text: str) -> list[tuple[int, int]]:
@@ -162,7 +162,7 @@ def units(text: str) -> list[tuple[int, int]]:
             inner = [
                 i
                 for i in range(first + 1, last)
-                if _ITEM.match(lines[i])
+                if _BULLET.match(lines[i])
                 or (lines[i - 1].rstrip().endswith((".", ":", "?", "!")) and len(lines[i - 1].strip()) < 0.8 * full)
             ]
         else:
@@ -376,7 +376,6 @@ def value_statements(text: str) -> list[str]:
 _DEFINES = re.compile(r"\S{1,8}\s+(?:is|are|=)\s")  # "k is a coefficient ...": a symbol's line
 
 
-_BULLET = re.compile(r"^[•▪■●◦–]\s+")
 _PLAIN = re.compile(r"[\w\s.,;:()%°/=+\-–'’|]")
 _LONG_WORD = re.compile(r"[A-Za-z]{3,}")
 
@@ -558,7 +557,7 @@ class OfflineQueryTasks:
                 bears = i < SUMMARY_OPEN_PASSAGES or wanted & set(tokens(piece))
                 if bears and legible(piece) and piece not in seen and len(found) < SUMMARY_VALUES:
                     seen.add(piece)
-                    said = _BULLET.sub("", piece)  # an item's own bullet: the summary's list gives it one
+                    said = piece[m.end() :] if (m := _BULLET.match(piece)) else piece  # the summary's list bullets it
                     found.append(f"- {said} ({cited(p['document'], p['section'], p.get('title'))}, p. {p['page']})")
         docs = Counter(p["document"] for p in passages)
         first = list(dict.fromkeys(p["document"] for p in passages))[:4]  # in the order the answer reads them
