@@ -131,6 +131,9 @@ def _rows(lines: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
     return [sorted(row, key=lambda ln: ln["bbox"][0]) for row in rows]
 
 
+CELL_GAP = 12.0  # points between two pieces of one baseline that make them cells of a table
+
+
 def _merge_row(row: list[dict[str, Any]]) -> dict[str, Any]:
     merged: dict[str, Any] = {
         "text": _REPEATED_MARK.sub(r"\1", " ".join(ln["text"] for ln in row)),
@@ -154,6 +157,12 @@ def _merge_row(row: list[dict[str, Any]]) -> dict[str, Any]:
     bands = {ln.get("band") for ln in row} - {None}
     if bands:
         merged["band"] = bands.pop()
+    cells = 1 + sum(
+        b["bbox"][0] - a["bbox"][2] >= max(CELL_GAP, 1.5 * a.get("size", 0.0))
+        for a, b in zip(row, row[1:], strict=False)
+    )
+    if cells >= 3:  # pieces set wide apart across the line: a table's row (its column heads), not a heading
+        merged["cells"] = cells
     return merged
 
 

@@ -104,6 +104,7 @@ class Line:
     size: float = 0.0
     bold: bool = False
     lead: str = ""
+    cells: int = 1  # pieces set wide apart on its baseline: three or more make a table's row
 
 
 def _unmarked(line: Line) -> Line:
@@ -196,7 +197,15 @@ class _Parser:
         self.toc_pages = {p["page"] for p in pages if _is_toc_page(p["lines"])}
         for p in pages:
             self.lines += [
-                Line(ln["text"], p["page"], ln["bbox"], ln.get("size", 0.0), ln.get("bold", False), ln.get("lead", ""))
+                Line(
+                    ln["text"],
+                    p["page"],
+                    ln["bbox"],
+                    ln.get("size", 0.0),
+                    ln.get("bold", False),
+                    ln.get("lead", ""),
+                    ln.get("cells", 1),
+                )
                 for ln in p["lines"]
             ]
         self.drafts: list[Draft] = []
@@ -594,6 +603,7 @@ class _Parser:
                 and nxt is not None
                 and nxt.page == line.page
                 and not parse_caption(text)
+                and line.cells < 3  # a table's column heads ("MATERIAL  VIEWING POSITION  REFERENCE")
             )
             if (
                 heading
@@ -747,8 +757,8 @@ def build_sections(doc: DocId, title: str, pages: list[dict[str, Any]]) -> dict[
                 "rows": obj.get("rows"),
             }
             _insert_after(ordered, parent, key)
-    _table_notes(entries)
     _table_continued(entries)
+    _table_notes(entries)
     _expressions(doc, entries, ordered, pages)
     for i, key in enumerate(ordered):
         entries[key]["previous"] = ordered[i - 1] if i else None
@@ -757,12 +767,25 @@ def build_sections(doc: DocId, title: str, pages: list[dict[str, Any]]) -> dict[
 
 
 _NOTE_LINE = re.compile(r"(?:NOTES?|Notes?)\b")
-_FOOTNOTE_LINE = re.compile(r"[a-h] [A-Z]")  # a table's footnote: "b The value of db may be ..."
+_FOOTNOTE_LINE = re.compile(r"[a-h]\.? [A-Z]")  # a table's footnote: "b The value of db may be ...", "a. The"
 _NOTE_NUMBER = re.compile(r"(?:NOTE|Note)\s+(\d{1,2})\b")
 _CAPTION_GOES_ON = re.compile(r"[a-z][a-z ,()-]*$")  # a caption's title wrapped onto a second line
 MAX_TABLE_NOTE_CHARS = 1500  # a table's notes; more is the clause going on
 _PARAGRAPH_START = re.compile(r"\(\d{1,2}\)|[1-9]\d?(?:\.\d{1,2})+\s+[A-Z]")
 _PARAGRAPH_OPENS = re.compile(r"(?:^|\n)\(\d{1,2}\)")
+
+
+def _note_runs_on(table_text: str) -> bool:
+    """The table's text ends in one of its notes, mid-sentence: the note runs on over the page."""
+    lines = table_text.rstrip().split("\n")
+    if lines[-1].startswith("|") or lines[-1].rstrip().endswith((".", ":", ";", "!", "?", ")")):
+        return False
+    for line in reversed(lines[-12:]):
+        if line.startswith("|"):
+            return False
+        if _NOTE_LINE.match(line) or _FOOTNOTE_LINE.match(line):
+            return True
+    return False
 
 
 def _table_notes(entries: dict[str, dict[str, Any]]) -> None:
@@ -773,7 +796,9 @@ def _table_notes(entries: dict[str, dict[str, Any]]) -> None:
     table there whose caption OCR could not read would go with it), move to the end of the table's
     text (each line of the page is in one section only, so an answer does not quote it twice). Notes
     that go on numbering the notes of the paragraph before the table ("NOTE 1" above it, "NOTE 2"
-    under it) stay that paragraph's: a table's own notes start again at 1."""
+    under it) stay that paragraph's: a table's own notes start again at 1. A table whose notes (already
+    its own, on a page it runs on to) end mid-sentence takes the lines that go on with it in lower case
+    after its caption in the clause: the note's rest, on the next page, and the notes after it."""
     for entry in entries.values():
         parent = entries.get(entry.get("parent") or "")
         if entry["kind"] != "table" or parent is None or not entry.get("caption"):
@@ -783,12 +808,23 @@ def _table_notes(entries: dict[str, dict[str, Any]]) -> None:
         if at < 0:
             continue
         start = text.find("\n", at) + 1
-        second_end = text.find("\n", start)
-        if start and second_end > 0 and _CAPTION_GOES_ON.match(text, start, second_end):
-            start = second_end + 1
-        if start == 0 or not (_NOTE_LINE.match(text, start) or _FOOTNOTE_LINE.match(text, start)):
-            continue
         page_map = parent.get("page_map", [])
+        runs_on = (
+            bool(start) and _note_runs_on(entry["text"]) and page_at(page_map, start, 0) != page_at(page_map, at, 0)
+        )
+        second_end = text.find("\n", start)
+        if start and second_end > 0 and not runs_on and _CAPTION_GOES_ON.match(text, start, second_end):
+            start = second_end + 1
+        while (
+            start and (line_end := text.find("\n", start)) > 0 and not CHANGE_MARK.sub("", text[start:line_end]).strip()
+        ):
+            start = line_end + 1  # a line of change marks alone ("\\4\\ /4/") where a note was deleted
+        if start == 0 or not (
+            _NOTE_LINE.match(text, start)
+            or _FOOTNOTE_LINE.match(text, start)
+            or (runs_on and text[start : start + 1].islower())
+        ):
+            continue
         page = page_at(page_map, start, default=entry["pages"][-1])
         first, *rest = text[start:].split("\n")
         end = start + len(first)

@@ -623,6 +623,51 @@ def test_numbered_paragraphs_of_a_guidance_document_are_its_sections(tmp_path: A
         assert sections[s["parent"]]["kind"] == "clause"  # a part of the body, not front matter
 
 
+def test_a_tables_column_heads_set_in_bold_across_the_line_do_not_open_a_section(tmp_path: Any) -> None:
+    """A guide without numbered clauses sets its headings in bold, and the column heads of a table
+    without a caption too ("MATERIAL  VIEWING POSITION  REFERENCE", three pieces set wide apart on one
+    baseline): those are the table's first row, in the section the table is printed in; a bold line
+    of one piece is still a heading."""
+    import pymupdf
+
+    from clausewise.nodes.ingest.extract_page import read_page
+
+    doc = pymupdf.open()
+    doc.new_page(width=595, height=842).insert_text((57, 200), "A guide to finishes", fontsize=24, fontname="hebo")
+    for pno, heading in enumerate(["Inspecting surfaces", "Critical lighting"]):
+        page = doc.new_page(width=595, height=842)
+        page.insert_text((57, 100), heading, fontsize=14, fontname="hebo")
+        y = 130.0
+        for i in range(10):
+            page.insert_text(
+                (57, y), f"Sentence {i} of {heading.lower()} runs on across the page as text does here.", fontsize=10
+            )
+            y += 13
+        if pno == 0:
+            y += 10
+            for x, head in ((57, "MATERIAL"), (230, "VIEWING POSITION"), (420, "REFERENCE")):
+                page.insert_text((x, y), head, fontsize=10, fontname="hebo")
+            for row in (("Tiled surfaces", "At 2 m", "Working group"), ("Roofs", "At 3 m", "Roofing body")):
+                y += 15
+                for x, cell in zip((57, 230, 420), row, strict=True):
+                    page.insert_text((x, y), cell, fontsize=10)
+            y += 30
+            page.insert_text((57, y), "Sentence after the table ends the section here.", fontsize=10)
+    path = tmp_path / "guide.pdf"
+    doc.save(path)
+    with pymupdf.open(path) as pdf:
+        pages = [read_page(pdf, i, crop=False) for i in range(len(pdf))]
+    assert [ln.get("cells", 1) for ln in pages[1]["lines"] if ln["text"].startswith("MATERIAL")] == [3]
+    assert all(ln.get("cells", 1) == 1 for ln in pages[1]["lines"] if ln["text"].startswith(("Inspecting", "Sentence")))
+    sections = build_sections(DocId("ACME", "G1"), "Guide", pages)
+    titles = [s["title"] for s in sections.values()]
+    assert "Inspecting surfaces" in titles and "Critical lighting" in titles
+    assert not any("MATERIAL" in t for t in titles)
+    surfaces = next(s for s in sections.values() if s["title"] == "Inspecting surfaces")
+    assert "MATERIAL VIEWING POSITION REFERENCE" in surfaces["text"] and "Tiled surfaces" in surfaces["text"]
+    assert "Sentence after the table" in surfaces["text"]
+
+
 def test_numbered_appendices_after_numbered_paragraphs_are_annexes(tmp_path: Any) -> None:
     """ "Appendix 1: Inspection report form" after a run of numbered paragraphs (HSE's HSG series) is an
     annex coded by its number, not a part of the front matter, its display title read over both lines;
@@ -740,6 +785,84 @@ def test_a_tables_footnotes_go_with_it_and_notes_numbered_on_from_the_clause_sta
     rest = entries["X_C.3"]["text"]
     assert "NOTE 2 The National Annex may prescribe" in rest  # the paragraph's notes go on under the table
     assert "speed limit" not in rest and "least value" not in rest
+
+
+def test_lettered_notes_written_with_a_full_stop_go_with_their_table_also_after_a_line_of_change_marks() -> None:
+    """Another publisher letters a table's notes "a. The ..." and, where a note was deleted in a
+    change, prints a line of change marks alone ("\\4\\ /4/") between the caption and the notes."""
+    from clausewise.nodes.ingest.merge_sections import _table_notes
+
+    clause = (
+        "1604.3.1 Deflections\nDeflections must not exceed those permitted by Table 2-1.\n"
+        "Table 2-1 \\4\\ /4/ Deflection Limits for Framing\n\\4\\ /4/\n"
+        "a. The wind load is permitted to be taken as 0.42 times the\ncomponent wind loads.\n"
+        "b. L must be calculated as L = kl.\nTable 1604.5 [Replacement]\nOther text."
+    )
+    entries = {
+        "X_1604.3.1": {"kind": "clause", "text": clause, "page_map": [[0, 32]], "pages": [32]},
+        "X_table_2-1": {
+            "kind": "table",
+            "parent": "X_1604.3.1",
+            "caption": "Table 2-1 \\4\\ /4/ Deflection Limits for Framing",
+            "text": "Table 2-1 \\4\\ /4/ Deflection Limits for Framing\n| Brick veneer | L/600 |",
+            "page_map": [[0, 32]],
+            "pages": [32],
+        },
+    }
+    _table_notes(entries)
+    assert entries["X_table_2-1"]["text"].endswith(
+        "| Brick veneer | L/600 |\na. The wind load is permitted to be taken as 0.42 times the\n"
+        "component wind loads.\nb. L must be calculated as L = kl."
+    )
+    rest = entries["X_1604.3.1"]["text"]
+    assert "0.42 times" not in rest and "Table 1604.5 [Replacement]\nOther text." in rest
+
+
+def test_a_tables_note_running_on_over_the_page_goes_with_it_and_so_do_the_notes_after_it() -> None:
+    """A table's notes (its own, on the last page it runs on to) end mid-sentence at the foot of the
+    page: the rest of the note and the lettered notes after it, which the clause's text holds after the
+    table's caption on the next page, are the table's; the clause's next paragraph is not."""
+    from clausewise.nodes.ingest.merge_sections import _table_notes
+
+    clause = (
+        "1604.5 Risk category\n(1) Each building is assigned a category from Table 2-2.\n"
+        "Table 2-2 Risk Category of Buildings\n"
+        "outside of the inundation zone or if equivalent facilities are designed for it.\n"
+        "f. Use the site-specific value for the year 2065.\ng. Subject to approval, a scenario may be used.\n"
+        "(2) Further text."
+    )
+    page36 = clause.index("outside")
+    entries = {
+        "X_1604.5": {"kind": "clause", "text": clause, "page_map": [[0, 33], [page36, 36]], "pages": [33, 36]},
+        "X_table_2-2": {
+            "kind": "table",
+            "parent": "X_1604.5",
+            "caption": "Table 2-2 Risk Category of Buildings",
+            "text": "Table 2-2 Risk Category of Buildings\n| II | 1.0 |\nNotes to Table 2-2\n"
+            "e. These facilities may be designed for Category III if equivalent facilities are available",
+            "page_map": [[0, 33], [40, 35]],
+            "pages": [33, 35],
+        },
+    }
+    _table_notes(entries)
+    table = entries["X_table_2-2"]
+    assert table["text"].endswith(
+        "are available\noutside of the inundation zone or if equivalent facilities are designed for it.\n"
+        "f. Use the site-specific value for the year 2065.\ng. Subject to approval, a scenario may be used."
+    )
+    assert table["pages"] == [33, 35, 36] and table["page_map"][-1][1] == 36
+    rest = entries["X_1604.5"]
+    assert (
+        rest["text"].endswith("Table 2-2 Risk Category of Buildings\n(2) Further text.") and "2065" not in rest["text"]
+    )
+
+    # A table that ends with a finished sentence, or with its rows, takes no lower-case line after it.
+    for ending in ("e. These facilities may be designed for Category III.", "| V | 1.25 |"):
+        entries["X_table_2-2"]["text"] = "Table 2-2 Risk Category of Buildings\n| II | 1.0 |\n" + ending
+        entries["X_1604.5"]["text"] = clause
+        entries["X_1604.5"]["page_map"] = [[0, 33], [page36, 36]]
+        _table_notes(entries)
+        assert entries["X_1604.5"]["text"] == clause
 
 
 def test_a_note_under_a_table_ends_with_its_page() -> None:
