@@ -222,6 +222,10 @@ def rank(
         score[p["key"]] = s
     among = set(keys)
     cites = {p["key"]: _cited(read, p["key"], among) for p in passages}
+    for p in passages:  # a table, figure or expression lifts the clause it is printed in that names it
+        parent = (read.section(p["key"]) or {}).get("parent") if p["kind"] in OBJECT_KINDS else None
+        if parent in cites and p["key"] in cites[parent] and parent not in cites[p["key"]]:
+            cites[p["key"]].append(parent)  # the rule that says what it is for: "must not exceed ... Table 2-1"
     ordered, lifted = _order(read, passages, score, cites)
     # The head of the list read again, word by word: how well each passage covers the question's
     # content words in context (the embedder's soft match), against the head's average.

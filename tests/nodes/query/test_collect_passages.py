@@ -196,6 +196,26 @@ def test_a_cited_table_inherits_less_than_a_cited_clause_but_follows_the_clause_
     assert score[k("6.1")] * OBJECT_DECAY < score[k("8.1")] < score[k("6.1")] * CITED_DECAY
 
 
+def test_a_table_lifts_the_clause_it_is_printed_in_that_names_it(monkeypatch: Any) -> None:
+    """Table 6.1 is a direct hit and 6.1, the clause it is printed in, which names it, is not: the
+    clause says what the table is for ("must not exceed ... Table 6.1"), so it comes next, lifted to
+    ``CITED_DECAY`` x the table's score. A clause that holds the table without naming it is not lifted."""
+    import sys
+
+    here = sys.modules[__name__]
+    printed_in = here.parent
+    monkeypatch.setattr(here, "parent", lambda key: k("6.1") if key == k("table_6.1") else printed_in(key))
+    similarity = {k("table_6.1"): 0.9, k("6.1"): 0.1, k("8.1"): 0.5}
+    ranked = rank(deps_with(), {"search_question": "q"}, [passage(key) for key in similarity], [similarity])  # type: ignore[arg-type]
+    score = {p["key"]: p["score"] for p in ranked}
+    assert [p["key"] for p in ranked] == [k("table_6.1"), k("6.1"), k("8.1")]
+    assert abs(score[k("6.1")] - score[k("table_6.1")] * CITED_DECAY) < 1e-3
+
+    monkeypatch.setitem(REFERENCES, k("6.1"), [{"target": k("7.1"), "span": [60, 63]}])
+    ranked = rank(deps_with(), {"search_question": "q"}, [passage(key) for key in similarity], [similarity])  # type: ignore[arg-type]
+    assert [p["key"] for p in ranked] == [k("table_6.1"), k("8.1"), k("6.1")]
+
+
 def test_a_cited_definition_inherits_what_a_cited_table_does() -> None:
     """3.1 points to the definition of its term, then to 7.1: the definition gives wording, not a rule,
     and keeps the smaller ``OBJECT_DECAY`` of 3.1's score; 7.1 keeps ``CITED_DECAY``."""
