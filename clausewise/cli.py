@@ -370,6 +370,7 @@ def toc(
     as_json: JsonOpt = False,
 ) -> None:
     """A document's sections in reading order, with the keys `show` takes."""
+    from clausewise.keys import section_label
     from clausewise.lookup import find_document
 
     stores = _system(store, create=False).stores
@@ -379,7 +380,13 @@ def toc(
         _fail(f"no ingested document {document!r}; ingested: {known}")
         return
     rows = [
-        {"key": k, "section": s["section"], "kind": s["kind"], "title": s.get("title"), "pages": s["pages"]}
+        {
+            "key": k,
+            "section": section_label(k, s["section"]),
+            "kind": s["kind"],
+            "title": s.get("title"),
+            "pages": s["pages"],
+        }
         for k, s in stores.doc_table(doc_key, "sections").items()
     ]
     if as_json:

@@ -375,6 +375,13 @@ def code_label(code: str) -> str:
     return f"Expression ({number})" if kind == "expression" else f"{kind.capitalize()} {number}"
 
 
+def section_label(key: str, stored: str) -> str:
+    """A stored section's number as listed: a table's, figure's or expression's read from its key, as
+    printed ("Table 7.4a", also from a store that labelled it "Table 7.4A" when it was ingested)."""
+    code = split_key(key)[2]
+    return code_label(code) if code.partition("_")[0] in OBJECT_KINDS else stored
+
+
 def slug(text: str) -> str:
     """A heading's words as a section code, for a section without a number: "Excavations" -> "excavations"."""
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:60] or "front"

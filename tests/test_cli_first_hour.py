@@ -48,6 +48,20 @@ def test_toc_lists_the_keys_show_takes(cli: Any, store: Path) -> None:
     assert missing.exit_code == 1 and DOC in missing.output
 
 
+def test_toc_lists_a_tables_number_as_printed_also_from_a_store_that_labelled_it_otherwise(
+    cli: Any, store: Path
+) -> None:
+    """A store ingested before labels kept their printed case holds "Table 7.4A" for "Table 7.4a": the
+    listing reads a table's number from its key, as answers do; other sections keep theirs."""
+    (sections_file,) = store.glob(f"docs/{DOC}/*/sections.json")
+    sections = json.loads(sections_file.read_text())
+    sections[f"{DOC}_table_5.1"]["section"] = "TABLE 5.1"
+    sections_file.write_text(json.dumps(sections))
+    rows = {r["key"]: r["section"] for r in json.loads(cli("toc", DOC, "--store", store, "--json").stdout)}
+    assert rows[f"{DOC}_table_5.1"] == "Table 5.1"
+    assert rows[f"{DOC}_5.2"] == sections[f"{DOC}_5.2"]["section"]
+
+
 @pytest.mark.parametrize(
     ("spelling", "key"),
     [

@@ -11,7 +11,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, File, Form, HTTPException, Request, UploadFile, status
 from fastapi.concurrency import run_in_threadpool
 
-from clausewise.keys import given_identity, is_safe_key
+from clausewise.keys import given_identity, is_safe_key, section_label
 from clausewise.server.deps import JobsDep, ServerDep, StoresDep
 from clausewise.server.schemas import Deleted, Job, JobAccepted, SectionEntry
 
@@ -115,7 +115,9 @@ def list_sections(doc_key: str, stores: StoresDep) -> list[SectionEntry]:
     if stores.manifest(doc_key) is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"no document {doc_key!r} is ingested")
     return [
-        SectionEntry(key=k, section=s["section"], kind=s["kind"], title=s.get("title"), pages=s["pages"])
+        SectionEntry(
+            key=k, section=section_label(k, s["section"]), kind=s["kind"], title=s.get("title"), pages=s["pages"]
+        )
         for k, s in stores.doc_table(doc_key, "sections").items()
     ]
 
