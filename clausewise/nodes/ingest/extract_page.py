@@ -700,6 +700,37 @@ def _expression_crops(
     return found
 
 
+TABLE_ROW_GAP = 36.0  # points of blank between a table's rows beyond which what follows is not the table
+
+
+def _table_rows_below(region: list[float], body: list[dict[str, Any]], rect: Any) -> list[float]:
+    """A table region the layout model drew over its column heads only (a scan's table whose rows it
+    did not box): the rows set below it go on with it, down to the first paragraph, NOTE or heading
+    that starts at the table's left edge or further left, a caption, a gap of ``TABLE_ROW_GAP`` or the
+    page's foot, when at least two of them are rows of three or more cells set apart (prose is one
+    piece a line). A NOTE or a "(1)" inside a column is a cell's text; a table's footnote is its own."""
+    inside = [ln["bbox"][0] for ln in body if _inside(ln, region)]
+    below = [ln for ln in body if ln["bbox"][1] >= region[3] - 2 and _overlap_x(ln["bbox"], region) > 0]
+    rows = [_merge_row(r) for r in _rows(below)]
+    left = min(inside, default=rows[0]["bbox"][0] if rows else region[0])
+    bottom, right, x0, taken = region[3], region[2], region[0], []
+    for row in rows:
+        text, (a, top, b, end) = row["text"], row["bbox"]
+        starts = (_PARAGRAPH_START.match(text) or _CLAUSE_START.match(text)) and a <= left + 4
+        if (
+            top - bottom > TABLE_ROW_GAP
+            or end > rect.y1 - 0.075 * rect.height
+            or parse_caption(text)
+            or (starts and row.get("cells", 1) < 3)
+        ):
+            break
+        taken.append(row)
+        bottom, right, x0 = max(bottom, end), max(right, b), min(x0, a)
+    if sum(row.get("cells", 1) >= 3 for row in taken) < 2:
+        return region
+    return [x0, region[1], right, bottom]
+
+
 def _same_band(a: dict[str, Any], b: dict[str, Any]) -> bool:
     return _overlap_y(a["bbox"], b["bbox"]) > 0.3
 
@@ -842,6 +873,8 @@ def read_page(doc: pymupdf.Document, pno: int, *, crop: bool = True) -> dict[str
             chain = _drawn_chain(cap["bbox"], drawings, side, cap["bbox"][0], cap["bbox"][2])
             if kind == "figure" and chain is not None and chain.height > 30:
                 source = "drawn"  # the drawing or picture next to the caption, as it is
+        if kind == "table" and region[1] >= cap["bbox"][1]:
+            region = _table_rows_below(region, body, rect)
         if title:
             height = cap["bbox"][3] - cap["bbox"][1]
             wrap = [

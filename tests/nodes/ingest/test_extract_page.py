@@ -463,3 +463,37 @@ def test_a_page_label_above_the_footer_band_leaves_the_text(tmp_path: Path) -> N
     texts = [ln["text"] for ln in result["lines"]]
     assert "Page 37" not in texts and result["label"] == "37"
     assert "12" in texts
+
+
+def test_a_table_boxed_over_its_column_heads_only_takes_the_rows_set_below_them() -> None:
+    """A scan's table whose rows the layout model did not box: the rows below the boxed heads (three
+    or more cells set apart; a NOTE or a "(1)" inside a column is a cell's text, a line wrapped in one
+    column goes on with its row) are the table's, down to the paragraph that starts at its left edge;
+    prose below a table (one piece a line), a caption or a wide gap stop it."""
+
+    from clausewise.nodes.ingest.extract_page import _table_rows_below
+
+    def line(x: float, y: float, text: str) -> dict[str, Any]:
+        return {"text": text, "bbox": [x, y, x + 6.0 * len(text), y + 10]}
+
+    def row(y: float, *cells: str) -> list[dict[str, Any]]:
+        return [line(x, y, c) for x, c in zip((50, 200, 380), cells, strict=False) if c]
+
+    page = pymupdf.Rect(0, 0, 595, 842)
+    heads = [*row(110, "Type", "Description", "Notes")]
+    rows = [
+        *row(135, "Personnel", "Working staff", "NOTE 1: qca,k may be set"),
+        line(200, 147, "with hand tools"),
+        *row(160, "Storage", "(1) Movable items", "NOTE 2: 1,0 kN/m2"),
+        *row(175, "Waste", "Accumulation", "See 4.11.2"),
+    ]
+    after = [line(50, 200, "(2) The next paragraph of the clause starts at the margin.")]
+    region = [40.0, 100.0, 555.0, 125.0]
+    assert _table_rows_below(region, heads + rows + after, page) == [40.0, 100.0, 555.0, 185.0]
+
+    prose = [line(50, 135 + 12 * i, "A sentence of the clause runs on below the table here.") for i in range(4)]
+    assert _table_rows_below(region, heads + prose, page) == region  # no rows of cells: the region stands
+    caption = [line(50, 132, "Table 4.2 Other loads")]
+    assert _table_rows_below(region, heads + caption + rows, page) == region  # the next table's caption
+    far = [{**ln, "bbox": [ln["bbox"][0], ln["bbox"][1] + 60, ln["bbox"][2], ln["bbox"][3] + 60]} for ln in rows]
+    assert _table_rows_below(region, heads + far, page) == region  # a wide gap: not its rows
