@@ -170,7 +170,10 @@ def table_rows(lines: list[dict[str, Any]]) -> list[list[str]]:
     """Rebuild a table's rows and cells from the positions of its text lines.
 
     Rows are lines sharing a baseline; columns are the clusters of the cells' left edges across the
-    table, so a cell lands in the column whose start it is nearest to.
+    table, so a cell lands in the column whose start it is nearest to. A line with one cell that goes on
+    with the text of that cell above it (in lower case, or after a hyphen) is that cell's text wrapped,
+    not a row of its own; not in the column of the rows' labels, where a line in lower case is often a
+    label of its own ("normal weight" under "density class LC 2,0").
     """
     rows = _rows(lines)
     starts = sorted(ln["bbox"][0] for row in rows for ln in row)
@@ -178,14 +181,31 @@ def table_rows(lines: list[dict[str, Any]]) -> list[list[str]]:
     for x in starts:
         if not columns or x - columns[-1] > 18:
             columns.append(x)
-    out = []
+    built: list[list[str]] = []
     for row in rows:
         cells = [""] * len(columns)
         for ln in row:
             col = max(i for i, c in enumerate(columns) if c <= ln["bbox"][0] + 18)
             cells[col] = (cells[col] + " " + ln["text"]).strip()
+        built.append(cells)
+    labels = min((i for cells in built for i, c in enumerate(cells) if c), default=0)  # the rows' labels
+    out: list[list[str]] = []
+    for cells in built:
+        filled = [i for i, c in enumerate(cells) if c]
+        if out and len(filled) == 1 and filled[0] > labels and _runs_on_into(out[-1][filled[0]], cells[filled[0]]):
+            above, more = out[-1][filled[0]], cells[filled[0]]  # a cell's text wrapped onto a line of its own
+            out[-1][filled[0]] = above + more if above.endswith("-") else f"{above} {more}"
+            continue
         out.append(cells)
     return out
+
+
+def _runs_on_into(above: str, more: str) -> bool:
+    """Does a cell's text go on in the line below ("NOTE 2: The recommended value" / "is 1,0 kN/m2."):
+    it ends without a full stop or colon and the line goes on in lower case, or it ends in a hyphen."""
+    if not above or above.endswith((".", ":", ";")):
+        return False
+    return above.endswith("-") or more[:1].islower()
 
 
 def rows_to_markdown(rows: list[list[str]]) -> str:

@@ -223,9 +223,41 @@ def test_table_rows_from_positions() -> None:
     assert md.splitlines() == ["| Topography | Ce |", "|---|---|", "| Windswept | 0,8 |", "| Sheltered | 1,2 |"]
 
 
+def test_a_cells_text_wrapped_onto_a_line_of_its_own_stays_in_its_cell() -> None:
+    """ "NOTE 2: The recommended value" / "is 1,0 kN/m2." in the notes column: one cell, so that the
+    sentence reads whole; so is a word hyphenated over the line end. A line that starts anew (a capital
+    after a full stop), that fills more than one cell or that is in the rows' labels' column is a row."""
+    rows = table_rows(
+        [
+            _ln("Personnel", 100, 10),
+            _ln("NOTE 2: The recommended value", 300, 10, 150),
+            _ln("is 1,0 kN/m2. See also 4.11.2.", 300, 22, 150),
+            _ln("Storage", 100, 34),
+            _ln("Modelled as free actions; construc-", 300, 34, 150),
+            _ln("tion materials", 300, 46, 150),
+            _ln("Waste", 100, 58),
+            _ln("Taken into account.", 300, 58, 150),
+            _ln("the next row", 300, 70, 150),
+            _ln("Loads", 100, 82),
+            _ln("from parts", 100, 94),
+            _ln("2,0", 300, 94),
+            _ln("normal weight", 100, 106),
+        ]
+    )
+    assert rows == [
+        ["Personnel", "NOTE 2: The recommended value is 1,0 kN/m2. See also 4.11.2."],
+        ["Storage", "Modelled as free actions; construc-tion materials"],
+        ["Waste", "Taken into account."],
+        ["", "the next row"],
+        ["Loads", ""],
+        ["from parts", "2,0"],
+        ["normal weight", ""],  # in the labels' column: a label of its own
+    ]
+
+
 def test_table_rows_empty_cell_and_pipe_escaped() -> None:
-    rows = table_rows([_ln("a|b", 100, 10), _ln("x", 300, 10), _ln("only first", 100, 30)])
-    assert rows == [["a|b", "x"], ["only first", ""]]
+    rows = table_rows([_ln("a|b", 100, 10), _ln("x", 300, 10), _ln("Only first", 100, 30)])
+    assert rows == [["a|b", "x"], ["Only first", ""]]
     assert "a\\|b" in rows_to_markdown(rows)
     assert rows_to_markdown([]) == ""
 
