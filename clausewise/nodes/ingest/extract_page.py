@@ -24,6 +24,7 @@ if TYPE_CHECKING:  # page workers import this module: keep LangGraph out of thei
 CROP_DPI = 110
 MAX_CROP_PX = 3000  # longest side of a cropped figure, table or expression
 MAX_LAYOUT_PT = 5000  # pages larger than this (about 1.8 m) skip the layout model
+RUNNING_BAND = 0.075  # the share of a page's height at its top and its foot where running lines are printed
 # A caption's number: "5.1", "B.1", "A1.2(B)", "7.3a", "3-1", "C-1", "B-16.1", "12a-b", with the OCR
 # slips of scans ("5. 2", "A.I", "6.l").
 _NUM = (
@@ -311,7 +312,8 @@ def _fallback_region(
     or a table's rows up to the next numbered paragraph or heading."""
     side = side or ("below" if kind == "table" else "above")
     x0, x1 = column or (page_rect.x0 + 40, page_rect.x1 - 40)
-    top_limit, bottom_limit = page_rect.y0 + 0.075 * page_rect.height, page_rect.y1 - 0.075 * page_rect.height
+    top_limit = page_rect.y0 + RUNNING_BAND * page_rect.height
+    bottom_limit = page_rect.y1 - RUNNING_BAND * page_rect.height
     mine = [ln for ln in body if ln["bbox"][2] >= x0 - 4 and ln["bbox"][0] <= x1 + 4 and ln["bbox"] != caption]
     rows = [_merge_row(r) for r in _rows(mine)]
     # what is drawn right next to the caption, on its side (within the caption's reach across)
@@ -453,7 +455,7 @@ def _split_bands(lines: list[dict[str, Any]], rect: Any) -> tuple[list[dict[str,
     """Running header, footer and body of a page, by position: short lines in the top and bottom
     bands (with the lines stacked right against them), and printed page numbers there."""
     height = rect.height
-    top, bottom = rect.y0 + 0.075 * height, rect.y0 + 0.925 * height
+    top, bottom = rect.y0 + RUNNING_BAND * height, rect.y0 + (1 - RUNNING_BAND) * height
     header: list[dict[str, Any]] = []
     footer: list[dict[str, Any]] = []
     body: list[dict[str, Any]] = []
@@ -739,7 +741,7 @@ def _table_rows_below(region: list[float], body: list[dict[str, Any]], rect: Any
         starts = (_PARAGRAPH_START.match(text) or _CLAUSE_START.match(text)) and a <= left + 4
         if (
             top - bottom > TABLE_ROW_GAP
-            or end > rect.y1 - 0.075 * rect.height
+            or end > rect.y1 - RUNNING_BAND * rect.height
             or parse_caption(text)
             or (starts and row.get("cells", 1) < 3)
         ):

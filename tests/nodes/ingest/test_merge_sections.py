@@ -743,6 +743,18 @@ def test_a_note_printed_under_a_table_belongs_to_the_table_too() -> None:
     assert rest["page_map"] == [[0, 20], [60, 21]] and rest["pages"] == [20, 21]
 
 
+def _table_entry(parent: str, caption: str, body: str, page_map: list[list[int]]) -> dict[str, Any]:
+    """A table's entry as `build_sections` makes it: its caption, then its rows, on the pages mapped."""
+    return {
+        "kind": "table",
+        "parent": parent,
+        "caption": caption,
+        "text": f"{caption}\n{body}",
+        "page_map": page_map,
+        "pages": sorted({page for _, page in page_map}),
+    }
+
+
 def test_a_tables_footnotes_go_with_it_and_notes_numbered_on_from_the_clause_stay_there() -> None:
     """Under a table: its footnotes ("b The value ...") are the table's, also after a caption whose
     title wraps onto a second line; a note numbered on from the paragraph's own notes ("NOTE 1" above
@@ -750,14 +762,7 @@ def test_a_tables_footnotes_go_with_it_and_notes_numbered_on_from_the_clause_sta
     from clausewise.nodes.ingest.merge_sections import _table_notes
 
     def table(key: str, caption: str) -> dict[str, object]:
-        return {
-            "kind": "table",
-            "parent": "X_C.3",
-            "caption": caption,
-            "text": f"{caption}\n| Road | 2400 |",
-            "page_map": [[0, 30]],
-            "pages": [30],
-        }
+        return _table_entry("X_C.3", caption, "| Road | 2400 |", [[0, 30]])
 
     clause = (
         "C.3 Impact\n(1) The values are given in Table C.2.\n"
@@ -800,14 +805,9 @@ def test_lettered_notes_written_with_a_full_stop_go_with_their_table_also_after_
     )
     entries = {
         "X_1604.3.1": {"kind": "clause", "text": clause, "page_map": [[0, 32]], "pages": [32]},
-        "X_table_2-1": {
-            "kind": "table",
-            "parent": "X_1604.3.1",
-            "caption": "Table 2-1 \\4\\ /4/ Deflection Limits for Framing",
-            "text": "Table 2-1 \\4\\ /4/ Deflection Limits for Framing\n| Brick veneer | L/600 |",
-            "page_map": [[0, 32]],
-            "pages": [32],
-        },
+        "X_table_2-1": _table_entry(
+            "X_1604.3.1", "Table 2-1 \\4\\ /4/ Deflection Limits for Framing", "| Brick veneer | L/600 |", [[0, 32]]
+        ),
     }
     _table_notes(entries)
     assert entries["X_table_2-1"]["text"].endswith(
@@ -834,15 +834,13 @@ def test_a_tables_note_running_on_over_the_page_goes_with_it_and_so_do_the_notes
     page36 = clause.index("outside")
     entries = {
         "X_1604.5": {"kind": "clause", "text": clause, "page_map": [[0, 33], [page36, 36]], "pages": [33, 36]},
-        "X_table_2-2": {
-            "kind": "table",
-            "parent": "X_1604.5",
-            "caption": "Table 2-2 Risk Category of Buildings",
-            "text": "Table 2-2 Risk Category of Buildings\n| II | 1.0 |\nNotes to Table 2-2\n"
+        "X_table_2-2": _table_entry(
+            "X_1604.5",
+            "Table 2-2 Risk Category of Buildings",
+            "| II | 1.0 |\nNotes to Table 2-2\n"
             "e. These facilities may be designed for Category III if equivalent facilities are available",
-            "page_map": [[0, 33], [40, 35]],
-            "pages": [33, 35],
-        },
+            [[0, 33], [40, 35]],
+        ),
     }
     _table_notes(entries)
     table = entries["X_table_2-2"]
