@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 from pathlib import Path
 from types import SimpleNamespace
@@ -21,6 +22,24 @@ def test_cli_ask_json_and_markdown(cli: Any, sample_store: SimpleNamespace, copy
     assert md.exit_code == 0 and "Sources" in md.stdout
     empty = cli("ask", "  ", "--store", store)
     assert empty.exit_code != 0 and "empty" in empty.output
+
+
+def test_cli_ask_runs_without_the_cyclic_collector_and_turns_it_back_on(
+    cli: Any, sample_store: SimpleNamespace, copy_store: Any, monkeypatch: Any
+) -> None:
+    """A one-shot question runs with the collector off (it only slows a cold start); the command turns
+    it on again when it returns, also when it fails, so a process that runs commands in-process (these
+    tests, an agent) keeps collecting."""
+    import clausewise.cli
+
+    seen: list[bool] = []
+    answer = clausewise.cli.answer_question
+    monkeypatch.setattr(clausewise.cli, "answer_question", lambda *a: seen.append(gc.isenabled()) or answer(*a))
+    store = copy_store(sample_store.dir)
+    assert cli("ask", "What is the characteristic value sk?", "--store", store, "--json").exit_code == 0
+    assert seen == [False] and gc.isenabled()
+    assert cli("ask", "  ", "--store", store).exit_code != 0
+    assert seen == [False, False] and gc.isenabled()
 
 
 def test_cli_eval_reports_system_and_baseline(
