@@ -198,9 +198,9 @@ def write_numbered_paragraphs(path: Path, appendices: bool = False) -> tuple[Pat
     page a paragraph that opens low, in the footer's band, and runs onto the next line. With
     ``appendices``, two numbered appendices follow on pages 6 and 7: "Appendix 1: Inspection report
     form with / timing chart" (a display title on two lines over a form whose items are numbered "1." to
-    "12.") and "Appendix 2: Site checklist" (paragraphs numbered from 1 again, then a smaller bold
-    heading "Access on site"), and after them "References", set as large as the appendices' headings.
-    Returns the path and the PDF page (1-based) each paragraph opens on."""
+    "12.") and "Appendix 2: Site checklist" (paragraphs numbered from 1 again, then smaller bold headings
+    "Access on site" and "Scaffolds", each over a checklist question), and after them "References",
+    set as large as the appendices' headings. Returns the path and the PDF page (1-based) each paragraph opens on."""
     doc = pymupdf.open()
     cover = doc.new_page(width=A4[0], height=A4[1])
     cover.insert_text((57, 200), "Safety on widget sites", fontsize=24, fontname="hebo")
@@ -234,7 +234,12 @@ def write_numbered_paragraphs(path: Path, appendices: bool = False) -> tuple[Pat
     if appendices:  # (text, size, bold) lines of pages 6 and 7
         form = [(f"{i}. {item}", 10, False) for i, item in enumerate(_FORM_ITEMS, 1)]
         checklist = [(f"{i} " + _filler(i, 90) + ".", 10, False) for i in (1, 2)]
-        site = [("Access on site", 11, True), ("Keep the routes on site clear of materials.", 10, False)]
+        site = [
+            ("Access on site", 11, True),
+            ("Are the routes on site kept clear of materials?", 10, False),
+            ("Scaffolds", 11, True),
+            ("Are scaffolds put up by competent people?", 10, False),
+        ]
         after = [("References", 14, True), ("Further reading is listed here in plain type.", 10, False)]
         for pno, lines in enumerate(
             [

@@ -195,6 +195,11 @@ class _Parser:
         self.pages = pages
         self.lines: list[Line] = []
         self.toc_pages = {p["page"] for p in pages if _is_toc_page(p["lines"])}
+        # the drawings' boxes: words set inside a drawing (a sign, a flowchart's box) are not headings
+        self.drawings = {
+            p["page"]: [o["bbox"] for o in p.get("objects", []) if o["kind"] == "figure" and o.get("bbox")]
+            for p in pages
+        }
         for p in pages:
             self.lines += [
                 Line(
@@ -221,7 +226,8 @@ class _Parser:
         total = sum(sizes.values()) or 1
         # Typography tells headings apart when the body is not bold and numbered lines are.
         bold_numbered = sum(1 for ln in self.lines if (ln.bold or ln.lead) and NUMBERED.match(_unmarked(ln).text))
-        self.typography = bold_chars < 0.3 * total and bold_numbered >= 3
+        self.plain_body = bold_chars < 0.3 * total
+        self.typography = self.plain_body and bold_numbered >= 3
         # OCR text layers guess fonts: a plain line there may still be a heading
         self.born_digital = sum(1 for p in pages if p.get("scanned")) < 0.5 * max(1, len(pages))
         self.paragraphs: dict[int, int] = {}
@@ -604,6 +610,7 @@ class _Parser:
                 and nxt.page == line.page
                 and not parse_caption(text)
                 and line.cells < 3  # a table's column heads ("MATERIAL  VIEWING POSITION  REFERENCE")
+                and not self._in_drawing(line)
             )
             if (
                 heading
@@ -645,10 +652,18 @@ class _Parser:
                 continue
             current.lines.append(line)
 
+    def _in_drawing(self, line: Line) -> bool:
+        """The line's middle lies inside a figure's box on its page."""
+        x, y = (line.bbox[0] + line.bbox[2]) / 2, (line.bbox[1] + line.bbox[3]) / 2
+        return any(b[0] <= x <= b[2] and b[1] <= y <= b[3] for b in self.drawings.get(line.page, []))
+
     def _set_apart(self, line: Line, prev: Line) -> bool:
         """A line set in bold or a larger size than the line above it (a heading after a paragraph
-        that ends without a full stop, e.g. a list)."""
-        return self.typography and (line.bold and not prev.bold or line.size >= prev.size + 1.5)
+        that ends without a full stop, e.g. a list, or a checklist's last question). It counts where
+        the body is plain and the fonts are the document's own (born digital), also when the headings
+        are not numbered ("Welfare" after "... or inside buildings?")."""
+        apart = line.bold and not prev.bold or line.size >= prev.size + 1.5
+        return apart and (self.typography or self.plain_body and self.born_digital)
 
     def _cover_pages(self, lines: list[Line]) -> set[int]:
         """The first page(s) before any heading with little text: the cover and title pages."""

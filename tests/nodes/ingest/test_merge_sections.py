@@ -275,6 +275,46 @@ def _page(n: int, texts: list[str]) -> dict[str, Any]:
     }
 
 
+def test_unnumbered_bold_headings_after_a_list_open_sections_but_words_in_a_drawing_do_not() -> None:
+    """A guide whose headings are bold and unnumbered (no numbered headings to learn its typography from):
+    a bold line after a line that ends without a full stop (a list, a caption) is a heading, as where
+    headings are numbered; bold words inside a figure's box (a sign in a drawing) are not."""
+    lines = [
+        ("Site transport", True, ""),
+        ("Keep vehicles and people apart on site, for example with signs at the gates", False, ""),
+        ("SLOW", True, ""),
+        ("NO ENTRY", True, ""),
+        ("Figure 3 Signs at the site entrance", False, ""),
+        ("Traffic routes", True, ""),
+        ("Plan the routes so that vehicles need not reverse.", False, ""),
+        ("Mark the routes clearly on the ground and keep them free of stored materials.", False, ""),
+        *[
+            (f"Routes {i} must be wide enough for the largest vehicle that will use them on site, with", False, "")
+            for i in range(6)
+        ],
+        ("room to spare on either side for people walking beside them.", False, ""),
+    ]
+    page = _typo_page(2, lines)
+    page["objects"] = [
+        {
+            "kind": "figure",
+            "number": "3",
+            "title": "Signs at the site entrance",
+            "caption": "Figure 3 Signs at the site entrance",
+            "caption_bbox": [70.0, 136.0, 500.0, 148.0],
+            "bbox": [60.0, 106.0, 520.0, 134.0],  # around "SLOW" and "NO ENTRY"
+            "region": "drawn",
+        }
+    ]
+    sections = build_sections(
+        DocId("ACME", "SG2"), "Guide", [_typo_page(1, [("Safety on widget sites", True, "")]), page]
+    )
+    titles = {s["title"] for s in sections.values() if s["kind"] != "figure"}
+    assert {"Site transport", "Traffic routes"} <= titles and not titles & {"SLOW", "NO ENTRY"}
+    (routes,) = [s for s in sections.values() if s["title"] == "Traffic routes"]
+    assert "need not reverse" in routes["text"] and "SLOW" not in routes["text"]
+
+
 def test_table_of_contents_and_numbers_in_text_are_not_headings() -> None:
     pages = [
         _page(
@@ -693,7 +733,9 @@ def test_numbered_appendices_after_numbered_paragraphs_are_annexes(tmp_path: Any
     assert not [s for s in sections.values() if s["kind"] == "front" and "Appendix" in (s["title"] or "")]
     (site,) = [s for s in sections.values() if s["title"] == "Access on site"]
     assert site["kind"] == "clause" and site["parent"] == "ACME_SG1_annex_2"
-    assert "routes on site clear" in site["text"]
+    assert "routes on site kept clear" in site["text"] and "competent" not in site["text"]
+    (scaffolds,) = [s for s in sections.values() if s["title"] == "Scaffolds"]  # a heading after a question
+    assert scaffolds["parent"] == "ACME_SG1_annex_2" and "competent people?" in scaffolds["text"]
     (references,) = [s for s in sections.values() if s["title"] == "References"]
     assert references["kind"] == "front" and not references.get("parent")
     paragraphs = {int(s["section"]) for s in sections.values() if s["kind"] == "clause" and s["section"].isdigit()}
