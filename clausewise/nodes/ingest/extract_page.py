@@ -453,9 +453,11 @@ def _page_lines(raw: dict[str, Any], turn: Any) -> list[dict[str, Any]]:
 
 def _split_bands(lines: list[dict[str, Any]], rect: Any) -> tuple[list[dict[str, Any]], ...]:
     """Running header, footer and body of a page, by position: short lines in the top and bottom
-    bands (with the lines stacked right against them), and printed page numbers there."""
-    height = rect.height
-    top, bottom = rect.y0 + RUNNING_BAND * height, rect.y0 + (1 - RUNNING_BAND) * height
+    bands (with the lines stacked right against them), and printed page numbers there. The bands are
+    measured on the page's longer side: a page turned to landscape in a portrait document keeps its
+    running lines as far from the paper's edge as the other pages do."""
+    height = max(rect.height, rect.width)
+    top, bottom = rect.y0 + RUNNING_BAND * height, rect.y1 - RUNNING_BAND * height
     header: list[dict[str, Any]] = []
     footer: list[dict[str, Any]] = []
     body: list[dict[str, Any]] = []
@@ -479,14 +481,14 @@ def _split_bands(lines: list[dict[str, Any]], rect: Any) -> tuple[list[dict[str,
             y0 > bottom
             and len(text) < 40
             and not (PAGE_NUMBER.match(text) and _opens_paragraph(ln, lines))
-            or (y0 > rect.y0 + 0.9 * height and PAGE_NUMBER.match(text) and not _opens_paragraph(ln, lines))
-            or (y0 > rect.y0 + 0.8 * height and _PAGE_LABEL.match(text))  # "Page 37" says what it is
+            or (y0 > rect.y1 - 0.1 * height and PAGE_NUMBER.match(text) and not _opens_paragraph(ln, lines))
+            or (y0 > rect.y1 - 0.2 * height and _PAGE_LABEL.match(text))  # "Page 37" says what it is
         ):
             footer.append(ln)
         else:
             if y1 < rect.y0 + 0.12 * height:
                 ln["band"] = "top"
-            elif y0 > rect.y0 + 0.9 * height:
+            elif y0 > rect.y1 - 0.1 * height:
                 ln["band"] = "bottom"
             body.append(ln)
     return header, footer, body

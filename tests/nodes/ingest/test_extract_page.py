@@ -304,6 +304,29 @@ def test_running_header_footer_and_page_number_leave_the_text(two_column_pdf: Pa
     assert "12" not in texts and not any("ACME Guide to Widgets" in t for t in texts)
 
 
+def test_a_page_turned_to_landscape_keeps_its_running_header_out_of_the_text(tmp_path: Path) -> None:
+    """A portrait document with one page turned to landscape (a wide table): its three-line running header
+    stands as far from the paper's edge as on the portrait pages, so it is a header there too."""
+    doc = pymupdf.open()
+    for width, height in ((612, 792), (792, 612)):
+        page = doc.new_page(width=width, height=height)
+        for i, line in enumerate(["ACME 12-3", "11 April 2023", "Change 4, 3 June 2025"]):
+            page.insert_text((width - 160, 48 + 14 * i), line, fontsize=11)
+        for i in range(12):
+            page.insert_text(
+                (72, 120 + 16 * i), f"Row {i + 1} of the table of widget loads runs across the page.", fontsize=10
+            )
+        page.insert_text((width / 2, height - 30), str(len(doc)), fontsize=10)
+    path = tmp_path / "turned.pdf"
+    doc.save(path)
+    with pymupdf.open(path) as pdf:
+        pages = [extract_page(pdf, i, crop=False) for i in range(2)]
+    for page in pages:
+        texts = [ln["text"] for ln in page["lines"]]
+        assert page["header"] == ["ACME 12-3", "11 April 2023", "Change 4, 3 June 2025"], page["header"]
+        assert texts[0].startswith("Row 1 ") and not any("April" in t for t in texts)
+
+
 @pytest.mark.parametrize(
     ("page", "kind", "number", "title", "side"),
     [
