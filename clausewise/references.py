@@ -190,6 +190,17 @@ def _ocr_variant(key: str, known: set[str]) -> str | None:
     return None
 
 
+_PART = re.compile(r"[a-z]|\([a-z0-9]{1,2}\)")
+
+
+def _parts(key: str, known: set[str]) -> list[str]:
+    """A table's or figure's parts printed under its number with a letter: "table_4-1" has "table_4-1(a)"
+    and "table_4-1(b)", "figure_6.2" has "figure_6.2a". None for a clause (7.4a is not a part of 7.4)."""
+    if not re.search(r"_(table|figure)_", key):
+        return []
+    return sorted(k for k in known if k.startswith(key) and _PART.fullmatch(k[len(key) :]))
+
+
 _RANGE = re.compile(r"(?:\bto|-|–)\s*\(?\s*$")
 MAX_RANGE = 30  # "Tables 7.1 to 7.5": the members named in between, at most this many
 
@@ -235,17 +246,20 @@ def spot_references(doc: DocId, section: Section, known: set[str]) -> list[dict[
             # "Table 6.2 and 6.3.1.2(8)": a number after an object word may name a clause
             target = _ocr_variant(target, known) or (as_clause if maybe_clause and as_clause in known else target)
         taken.append(span)
+        # "Table 4-1" where the document prints Tables 4-1(a) and 4-1(b) (or 7.4a and 7.4b): each part
+        parts = _parts(target, known) if document is None and target is not None and target not in known else []
         # A reference into another document is resolved when read (resolve()), against the store as it is.
-        refs.append(
-            {
-                "raw": raw,
-                "span": list(span),
-                "kind": kind,
-                "target": target,
-                "document": (document or doc).key,
-                "resolved": document is None and target in known,
-            }
-        )
+        for one in parts or [target]:
+            refs.append(
+                {
+                    "raw": raw,
+                    "span": list(span),
+                    "kind": kind,
+                    "target": one,
+                    "document": (document or doc).key,
+                    "resolved": document is None and one in known,
+                }
+            )
 
     # Other documents first ("EN 1990, 6.4.3.2"), so their clause numbers are not read as ours.
     for found, span, _ in find_designations(text):

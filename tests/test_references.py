@@ -164,6 +164,27 @@ def test_an_appendix_is_referred_to_as_an_annex() -> None:
     assert targets["Appendices 3"] == ("HSE_HSG150_annex_3", False)
 
 
+def test_a_table_cited_by_its_number_reaches_each_part_printed_under_it() -> None:
+    """ "Table 4-1" where the code prints Tables 4-1(a) and 4-1(b), "Figure 6.2" where it prints Figures
+    6.2a and 6.2c: the reference reaches each part; a clause number is never widened to its neighbours'."""
+    doc = DocId("DOD", "UFC3-301-01")
+    known = {
+        "DOD_UFC3-301-01_table_4-1(a)",
+        "DOD_UFC3-301-01_table_4-1(b)",
+        "DOD_UFC3-301-01_table_4-10",
+        "DOD_UFC3-301-01_figure_6.2a",
+        "DOD_UFC3-301-01_figure_6.2c",
+        "DOD_UFC3-301-01_7.4a",
+    }
+    text = "Use the objectives of Table 4-1 with Figure 6.2; see also 7.4 and Table 4-2."
+    refs = spot_references(doc, _section(text, key="DOD_UFC3-301-01_4-2.2"), known)
+    targets = [(r["raw"].strip(), r["target"].split("_", 2)[2], r["resolved"]) for r in refs]
+    assert ("Table 4-1", "table_4-1(a)", True) in targets and ("Table 4-1", "table_4-1(b)", True) in targets
+    assert ("Figure 6.2", "figure_6.2a", True) in targets and ("Figure 6.2", "figure_6.2c", True) in targets
+    assert not [t for t in targets if t[1] in ("table_4-10", "7.4a")]
+    assert ("Table 4-2", "table_4-2", False) in targets
+
+
 def test_a_number_that_runs_on_into_more_digits_is_not_a_reference() -> None:
     """A contents line "Appendices 129" names a page, not Appendix 12; "Section 1617A" of a quoted code
     is not Section 16; a figure number before a scan's run of digits on the next line is the figure alone."""
