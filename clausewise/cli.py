@@ -35,7 +35,7 @@ atexit.register(gc.freeze)
 def _collector_paused() -> Iterator[None]:
     """The cyclic garbage collector off for one command: a question's imports and graph run make some
     hundred thousand objects that live to the end, and the collector would walk them again and again
-    (about 5% of a cold ask) without freeing anything; the answer's peak memory is the same. It is on
+    (about 7% of a cold ask) without freeing anything; the answer's peak memory is the same. It is on
     again when the command returns (the CLI's tests run commands in-process)."""
     was_on = gc.isenabled()
     gc.disable()
