@@ -390,8 +390,12 @@ def legible(piece: str) -> bool:
 # a paragraph, NOTE, item, row, the "where:" over an expression's symbols
 _OPENS = re.compile(r"\s*(?:\(\s?\d{1,2}\s?\)|NOTE\b|[a-h]\)|[-–•▪■●◦]\s|\||where:?\s*$)")
 _CARRIES_ON = re.compile(
-    r"\b(?:and|or|of|to|the|a|an|for|with|in|on|by|from|between|than|at|whose|which|that|is|are|be|may|should|shall)\s*$"
+    r"\b(?:and|or|of|to|the|a|an|for|with|in|on|by|from|between|than|at|whose|which|that|is|are|be|may|should|shall"
+    r"|this|these|its|their|each|such|per|into|within|under)\s*$"
 )
+# a heading or caption's opening: "4.2", "A.1", "Table 7.1", "Annex B"
+_NUMBERED = re.compile(r"\s*(?:[A-Z]?\d+(?:[.\-]\d+)*\b|[A-Z]\.\d+|(?:Table|Figure|Section|Annex|Appendix)\s+[A-Z0-9])")
+_ENDS_IN_NAME = re.compile(r"(?:\b[A-Z][\w\-]*|\([^()]*)$")  # "... in the National" / "(informative"
 
 
 def continued_lines(text: str) -> list[str]:
@@ -400,19 +404,34 @@ def continued_lines(text: str) -> list[str]:
     does not start with a capital ("... wind directions 0°," / "90° and 180°."); a paragraph, NOTE,
     list item, table row or a symbol's definition starts anew, except that a line ending in a word no
     sentence ends in runs on into what reads like a definition ("... and whose" / "height is less than
-    4 times the in-wind depth, ..."). A word hyphenated over the line end is joined with its hyphen
-    ("non-" / "structural"). Value statements are read from these; the brief quotes them."""
+    4 times the in-wind depth, ..."). A full line of running text that ends in a name or inside brackets
+    runs on into a capital ("... defined in the National" / "Annex. The ..."; "(informative" / "Annex A)").
+    A word hyphenated over the line end is joined with its hyphen ("non-" / "structural"). Value
+    statements are read from these; the brief quotes them."""
+    printed = text.split("\n")
+    lengths = sorted(len(ln.strip()) for ln in printed if ln.strip())
+    full = lengths[(3 * len(lengths)) // 4] if len(lengths) >= 4 else 10**6  # a full line's length
     lines: list[str] = []
-    for line in text.split("\n"):
+    wrapped = False  # the last printed line was a full one, ending in a name ("... in the National")
+    for line in printed:
         if lines and not lines[-1].startswith("|") and not lines[-1].rstrip().endswith((".", ":")):
-            carries_on = _CARRIES_ON.search(lines[-1]) is not None
+            carries_on = _CARRIES_ON.search(lines[-1]) is not None or wrapped
             fresh = _OPENS.match(line) or (_DEFINES.match(line) and not carries_on)
             after_comma = lines[-1].rstrip().endswith(",") and not line[:1].isupper()
             if not fresh and (line[:1].islower() or after_comma or carries_on):
                 lines[-1] += line if lines[-1].endswith("-") and line[:1].isalpha() else " " + line
+                wrapped = _wraps(line, full)
                 continue
         lines.append(line)
+        wrapped = _wraps(line, full)
     return lines
+
+
+def _wraps(line: str, full: float) -> bool:
+    """A full printed line of running text that ends in a name or inside brackets: the name goes on
+    ("... defined in the National" / "Annex."; "(informative" / "Annex A)")."""
+    stripped = line.strip()
+    return len(stripped) >= 0.8 * full and not _NUMBERED.match(stripped) and _ENDS_IN_NAME.search(stripped) is not None
 
 
 _ENUMERATION = re.compile(r"\(\s*(?:[a-h]|i{1,3}|iv|vi{0,3}|[1-9])\s*\)\s*")

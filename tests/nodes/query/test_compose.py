@@ -302,7 +302,8 @@ def test_a_quoted_table_drops_the_columns_empty_in_every_row() -> None:
 
 def test_a_quote_is_reflowed_into_paragraphs_and_keeps_its_items_notes_and_symbols() -> None:
     """The page's line ends are not the reader's: a paragraph's lines become one line of the quote (the
-    terminal wraps it), while each item, NOTE, heading, symbol under "where:" and a word hyphenated
+    terminal wraps it), also where a full line ends in a name that goes on ("the National" / "Annex")
+    or inside brackets, while each item, NOTE, heading, symbol under "where:" and a word hyphenated
     across lines keep what the page shows. Every word is kept, in order."""
     from clausewise.nodes.query.compose import _passage_md
 
@@ -313,6 +314,9 @@ def test_a_quote_is_reflowed_into_paragraphs_and_keeps_its_items_notes_and_symbo
         "structural at its eaves.",
         "NOTE: The National Annex may specify the use of Annex B for the roof shapes given",
         "in 5.3.4 and 6.2.",
+        "NOTE 2 The value of the directional factor for the various wind directions may be found in the National",
+        "Annex. The recommended value is 1,0 unless the wind climate of the site is given otherwise (see informative",
+        "Annex A).",
         "■ Is the excavation regularly inspected by a competent person in charge of the site?",
         "Manual handling",
         "■ Are there heavy materials which could cause problems if they have to be moved by",
@@ -331,6 +335,9 @@ def test_a_quote_is_reflowed_into_paragraphs_and_keeps_its_items_notes_and_symbo
         "(1) The following two primary load arrangements shall be taken into account for the roof when the "
         "snow is not prevented from sliding off it, and where the roof is non-structural at its eaves.",
         "NOTE: The National Annex may specify the use of Annex B for the roof shapes given in 5.3.4 and 6.2.",
+        "NOTE 2 The value of the directional factor for the various wind directions may be found in the National "
+        "Annex. The recommended value is 1,0 unless the wind climate of the site is given otherwise (see informative "
+        "Annex A).",
         "■ Is the excavation regularly inspected by a competent person in charge of the site?",
         "Manual handling",
         "■ Are there heavy materials which could cause problems if they have to be moved by hand? If so, can you:",
