@@ -249,7 +249,8 @@ def spot_references(doc: DocId, section: Section, known: set[str]) -> list[dict[
         # "Table 4-1" where the document prints Tables 4-1(a) and 4-1(b) (or 7.4a and 7.4b): each part
         parts = _parts(target, known) if document is None and target is not None and target not in known else []
         # A reference into another document is resolved when read (resolve()), against the store as it is.
-        for one in parts or [target]:
+        targets: list[str | None] = list(parts) or [target]
+        for one in targets:  # None: a reference to a whole document
             refs.append(
                 {
                     "raw": raw,

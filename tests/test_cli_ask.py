@@ -159,7 +159,7 @@ def test_warm_up_builds_the_embedder_once_and_leaves_a_failure_to_its_first_use(
         def __init__(self) -> None:
             self.read: list[str] = []
 
-        def soft_match(self, query: str, texts: list[str]) -> list[float] | None:
+        def soft_match(self, query: str, texts: list[str], weight: Any = None) -> list[float] | None:
             self.read.append(query)
             return None
 

@@ -6,6 +6,7 @@ rebuilt at any time; both follow the visible documents (manifests) and nothing e
 
 from __future__ import annotations
 
+import json
 import re
 import sqlite3
 import threading
@@ -196,3 +197,21 @@ class KeywordIndex:
             (" OR ".join(phrases), limit),
         ).fetchall()
         return [(key, -score) for key, score in rows]
+
+    def scores(self, tokens: list[str], keys: list[str]) -> dict[str, float]:
+        """FTS5 ``bm25()`` (higher is better) of each of ``keys`` that holds any of ``tokens`` (words of
+        letters and digits; a trailing ``*`` makes one a prefix: "load*" finds "loads", "loading")."""
+        terms = []
+        for token in tokens:
+            word = token.rstrip("*").lower()
+            if re.fullmatch(r"[a-z0-9]+", word):
+                terms.append(f'"{word}"' + ("*" if token.endswith("*") else ""))
+        if not terms or not keys:
+            return {}
+        con = self.ensure()
+        rows = con.execute(
+            "SELECT key, bm25(sections) FROM sections"
+            " WHERE sections MATCH ? AND key IN (SELECT value FROM json_each(?))",
+            (" OR ".join(dict.fromkeys(terms)), json.dumps(keys)),
+        ).fetchall()
+        return {key: -score for key, score in rows}

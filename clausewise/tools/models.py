@@ -12,7 +12,7 @@ import os
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Protocol
@@ -35,9 +35,12 @@ class Embedder(Protocol):
 
     def embed_query(self, text: str) -> np.ndarray: ...
 
-    def soft_match(self, query: str, texts: list[str]) -> list[float] | None:
+    def soft_match(
+        self, query: str, texts: list[str], weight: Callable[[str], float] | None = None
+    ) -> list[float] | None:
         """How well each text covers the query's content words, token by token in context (higher is
-        better); None when the model gives no token vectors (collect-passages then ranks without)."""
+        better), each word counting by ``weight(word)`` (equally without); None when the model gives
+        no token vectors (collect-passages then ranks without)."""
 
 
 class MiniLMEmbedder:
@@ -116,11 +119,15 @@ class MiniLMEmbedder:
     def embed_query(self, text: str) -> np.ndarray:
         return self.embed_documents([text])[0]
 
-    def soft_match(self, query: str, texts: list[str]) -> list[float] | None:
+    def soft_match(
+        self, query: str, texts: list[str], weight: Callable[[str], float] | None = None
+    ) -> list[float] | None:
         """How well each text covers the query's content words, word by word in context (BERTScore
         recall): each content token of the query is matched with the most similar token of the text
-        (first 128 tokens) and the similarities are averaged. It credits a text that says the same
-        in other words, which a whole-text vector blurs. None when the model runs without onnxruntime."""
+        (first 128 tokens) and the similarities are averaged, each token counting by ``weight`` of
+        the word it is part of (BERTScore's idf weighting, when given the words' idf). It credits a
+        text that says the same in other words, which a whole-text vector blurs. None when the model
+        runs without onnxruntime."""
         if self._session is None:
             return None
         ((vectors, tokens),) = self._token_vectors([query])
@@ -128,7 +135,26 @@ class MiniLMEmbedder:
         if not content or not texts:
             return [0.0] * len(texts)
         wanted = vectors[content]
-        return [float((wanted @ v.T).max(axis=1).mean()) if len(v) else 0.0 for v, _ in self._token_vectors(texts)]
+        counts = np.ones(len(content), dtype=np.float32)
+        if weight is not None:
+            words = self._token_words(query)
+            counts = np.array([max(MIN_WORD_WEIGHT, weight(words[i])) for i in content], dtype=np.float32)
+        return [
+            float((wanted @ v.T).max(axis=1) @ counts / counts.sum()) if len(v) else 0.0
+            for v, _ in self._token_vectors(texts)
+        ]
+
+    def _token_words(self, text: str) -> list[str]:
+        """The word each of the text's kept tokens (as ``_token_vectors`` keeps them) is part of."""
+        encoded = self._tokenizer.encode(text)
+        words = []
+        for j, token in enumerate(encoded.tokens):
+            if _kept(token, encoded.attention_mask[j]):
+                word = encoded.word_ids[j]
+                span = encoded.word_to_chars(word) if word is not None else None
+                a, b = span or encoded.offsets[j]
+                words.append(text[a:b])
+        return words
 
     def _token_vectors(self, texts: list[str]) -> list[tuple[np.ndarray, list[str]]]:
         """Each text's contextual token vectors (normalised) and tokens, special tokens and punctuation
@@ -138,11 +164,7 @@ class MiniLMEmbedder:
             missing = list(dict.fromkeys(t for t in texts if t not in self._token_cache))
             for idx, encoded, hidden in self._run(missing):
                 for row, (i, e) in enumerate(zip(idx, encoded, strict=True)):
-                    keep = [
-                        j
-                        for j, (t, m) in enumerate(zip(e.tokens, e.attention_mask, strict=True))
-                        if m and t not in ("[CLS]", "[SEP]") and re.search(r"[a-z0-9]", t)
-                    ]
+                    keep = [j for j, (t, m) in enumerate(zip(e.tokens, e.attention_mask, strict=True)) if _kept(t, m)]
                     v = hidden[row, keep]
                     v = v / np.maximum(np.linalg.norm(v, axis=1, keepdims=True), 1e-12)
                     self._token_cache[missing[i]] = (v.astype(np.float16), [e.tokens[j] for j in keep])
@@ -154,6 +176,14 @@ class MiniLMEmbedder:
             while len(self._token_cache) > self.TOKEN_CACHE:
                 self._token_cache.popitem(last=False)
         return out
+
+
+MIN_WORD_WEIGHT = 0.05  # a word every section has still counts a little
+
+
+def _kept(token: str, mask: int) -> bool:
+    """A token the soft match reads: not padding, a special token or punctuation."""
+    return bool(mask) and token not in ("[CLS]", "[SEP]") and re.search(r"[a-z0-9]", token) is not None
 
 
 def _export_onnx(model_dir: Path, target: Path) -> None:
@@ -262,7 +292,9 @@ class GeminiEmbedder:
     def embed_query(self, text: str) -> np.ndarray:
         return self._normalised([self._client.embed_query(text)])[0]
 
-    def soft_match(self, query: str, texts: list[str]) -> list[float] | None:
+    def soft_match(
+        self, query: str, texts: list[str], weight: Callable[[str], float] | None = None
+    ) -> list[float] | None:
         """None: the API returns one vector per text, no token vectors."""
         return None
 

@@ -9,6 +9,7 @@ or several common ones, and it is returned verbatim with the paragraph beside it
 from __future__ import annotations
 
 import math
+import os
 import re
 import threading
 from collections import Counter, defaultdict
@@ -133,6 +134,22 @@ def question_terms(question: str, vocab: Vocabulary, kv: dict[str, Any]) -> Term
             terms.add(eq_stems, 0.8 * vocab.idf(eq_stems), f"kv:{key}")
     terms.unseen = {t for t in terms.weights if any(not vocab.df.get(w) for w in t.split())}
     return terms
+
+
+def search_prefixes(question: str) -> list[str]:
+    """The question's content words as FTS5 prefixes, each cut where its stem leaves it ("loads" ->
+    "load*", "density" -> "densit*"), so that the unstemmed index finds the word's other forms; a
+    word of hyphenated parts gives each part."""
+    prefixes = []
+    for word in _WORD.findall(question):
+        if word.lower() in STOPWORDS or word.isdigit():
+            continue
+        for part in re.findall(r"[a-z0-9]+", word.lower()):
+            if len(part) < 2 or part in STOPWORDS or part.isdigit():
+                continue
+            prefix = os.path.commonprefix([part, stem(part)])
+            prefixes.append(f"{prefix}*" if len(prefix) >= 3 else part)
+    return list(dict.fromkeys(prefixes))
 
 
 LONG_UNIT = 800  # a unit longer than this is cut at its printed paragraphs and bulleted items

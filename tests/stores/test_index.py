@@ -75,6 +75,22 @@ def test_keyword_query_syntax_is_not_interpreted(keyword_index: KeywordIndex) ->
     assert keyword_index.search(["leaf*"]) == keyword_index.search(["leaf"])
 
 
+def test_keyword_scores_rank_the_given_sections_by_bm25_and_read_a_prefix(
+    keyword_index: KeywordIndex, sample_store: SimpleNamespace
+) -> None:
+    """The ranking's keyword signal: BM25 of the answer's sections only; "pergola*" finds "pergolas"
+    (the index does not stem), and what is not a word of letters and digits is left out."""
+    doc = sample_store.doc_key
+    keys = [f"{doc}_1.1", f"{doc}_A.1", f"{doc}_5.3.2"]
+    scores = keyword_index.scores(["pergola*"], keys)
+    assert set(scores) == {f"{doc}_1.1", f"{doc}_A.1"} and all(v > 0 for v in scores.values())
+    assert keyword_index.scores(["pergola"], keys) == {}  # without the star, the word itself
+    assert keyword_index.scores(["pergola*"], [f"{doc}_5.3.2"]) == {}  # only the sections asked about
+    assert keyword_index.scores(['leaf" OR "zzz', "NEAR(leaf", "*", ""], keys) == {}
+    both = keyword_index.scores(["pergola*", "greenhouse*"], keys)
+    assert both[f"{doc}_A.1"] > scores[f"{doc}_A.1"]  # a section with more of the words scores higher
+
+
 def test_keyword_index_follows_visible_documents(
     sample_store: SimpleNamespace, copy_store: Callable[[Path], Path], tmp_path: Path
 ) -> None:
@@ -119,6 +135,18 @@ def test_soft_match_credits_the_same_thing_said_in_other_words(embedder: Any) ->
     assert same > other and 0 < other < 1
     assert embedder.soft_match(question, []) == []
     assert embedder.soft_match("what is the", texts) == [0.0, 0.0]  # no content word to match
+
+
+def test_soft_match_counts_each_word_by_its_weight(embedder: Any) -> None:
+    """Weighted (collect-passages gives each word's idf), the rarer word decides which text covers the
+    question better: the same two texts change places when the weights do."""
+    question = "Snow load on a glass canopy"
+    texts = ["Snow on the roof of a shed.", "A glass canopy over an entrance."]
+    snow = embedder.soft_match(question, texts, weight=lambda word: 5.0 if word.lower() == "snow" else 0.1)
+    canopy = embedder.soft_match(question, texts, weight=lambda word: 5.0 if word.lower() == "canopy" else 0.1)
+    assert snow[0] > snow[1] and canopy[1] > canopy[0]
+    plain = embedder.soft_match(question, texts)
+    assert embedder.soft_match(question, texts, weight=lambda word: 2.0) == pytest.approx(plain)  # equal weights
 
 
 def test_soft_match_reads_a_text_once(embedder: Any, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from clausewise.tools.query_tasks import OfflineQueryTasks, stem, units
+from clausewise.tools.query_tasks import OfflineQueryTasks, search_prefixes, stem, units
 
 
 def test_offline_reasoner_parts() -> None:
@@ -300,3 +300,12 @@ def test_a_long_unnumbered_paragraph_run_is_cut_at_printed_paragraphs_and_bullet
     quoted = [e.text for e in extracts["DOD_UFC3-301-01_1903.4"]]
     assert quoted[0].startswith(lines[0]) and "seven days" in quoted[-1]  # its heading, then its paragraph
     assert sum(map(len, quoted)) < len(text) / 2
+
+
+def test_search_prefixes_cut_each_content_word_where_its_stem_leaves_it() -> None:
+    """The ranking's BM25 reads the question's words in an index that does not stem: "loads" and
+    "loading" meet at "load*", "density" at "densit*"; stop words and numbers are left out, a
+    hyphenated word gives each part, a word too short to cut is searched as it is."""
+    prefixes = search_prefixes("What density for self-weight loads of reinforced concrete in EN 1991-1-1?")
+    assert prefixes == ["densit*", "self*", "weight*", "load*", "reinforc*", "concret*", "en"]
+    assert search_prefixes("What is the?") == []

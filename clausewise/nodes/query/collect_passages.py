@@ -37,7 +37,7 @@ from clausewise.keys import OBJECT_KINDS, code_label, split_key
 from clausewise.nodes.query.deps import QueryDeps, Reader, bare, deps_of, first_subclause
 from clausewise.page_map import pages_between
 from clausewise.stores.index import Hit
-from clausewise.tools.query_tasks import is_definition, terms_in, units
+from clausewise.tools.query_tasks import is_definition, search_prefixes, stem, terms_in, units
 
 KEY_PASSAGES = 10
 KEY_CHARS = 10_000
@@ -48,6 +48,7 @@ OBJECT_DECAY = 0.75  # a cited table, figure, expression or definition keeps thi
 MAX_FOLLOWERS = 1  # cited objects placed right after a passage (more crowd out the next clauses)
 FOLLOWER_KINDS = ("table", "expression")  # a figure's passage is its caption: its drawing is an image
 COVERAGE_WEIGHT = 0.5
+KEYWORD_WEIGHT = 0.1  # BM25 over the whole section, as a share of the answer's best
 DOCUMENT_WEIGHT = 0.2
 SHARE_OF = 15  # a document's share is of this many passages nearest the question or a sub-question
 SHARE_KEPT = 3  # the passages this near the question or a sub-question count their document's share as the largest
@@ -206,11 +207,13 @@ def rank(
     kept = nearest_each(passages, by_query, SHARE_KEPT)
     most = max(share.values(), default=0.0)
     contents = {p["key"] for p in passages if contents_like(p)}
+    keyword = keyword_scores(deps, state["search_question"], keys)
     score: dict[str, float] = {}
     for p in passages:
         coverage = sum(terms.weights[t] for t in covered[p["key"]]) / total
         own = most if p["key"] in kept else share.get(p["document"], 0)
         s = similarity.get(p["key"], 0.0) + COVERAGE_WEIGHT * coverage + DOCUMENT_WEIGHT * own
+        s += KEYWORD_WEIGHT * keyword.get(p["key"], 0.0)
         if p["key"] in contents:
             s -= CONTENTS_PENALTY
         elif p["kind"] == "front":
@@ -224,13 +227,21 @@ def rank(
     cites = {p["key"]: _cited(read, p["key"], among) for p in passages}
     for p in passages:  # a table, figure or expression lifts the clause it is printed in that names it
         parent = (read.section(p["key"]) or {}).get("parent") if p["kind"] in OBJECT_KINDS else None
-        if parent in cites and p["key"] in cites[parent] and parent not in cites[p["key"]]:
+        if isinstance(parent, str) and parent in cites and p["key"] in cites[parent] and parent not in cites[p["key"]]:
             cites[p["key"]].append(parent)  # the rule that says what it is for: "must not exceed ... Table 2-1"
     ordered, lifted = _order(read, passages, score, cites)
     # The head of the list read again, word by word: how well each passage covers the question's
-    # content words in context (the embedder's soft match), against the head's average.
+    # content words in context (the embedder's soft match, each word counting by its idf: "snow"
+    # more than "load"), against the head's average.
     head = [p for p in ordered if p["key"] not in contents][:SOFT_MATCH_PASSAGES]
-    matched = deps.embedder.soft_match(state["search_question"], [_titled(p) for p in head]) if head else None
+    vocabulary = deps.vocabulary()
+    matched = (
+        deps.embedder.soft_match(
+            state["search_question"], [_titled(p) for p in head], weight=lambda word: vocabulary.idf(stem(word))
+        )
+        if head
+        else None
+    )
     if matched:
         mean = sum(matched) / len(matched)
         for p, m in zip(head, matched, strict=True):
@@ -254,6 +265,14 @@ def rank(
         p["rank"] = i + 1
         p["score"] = round(lifted[p["key"]], 4)
     return ordered
+
+
+def keyword_scores(deps: QueryDeps, question: str, keys: list[str]) -> dict[str, float]:
+    """Each section's BM25 against the question's words (FTS5 over its whole text and title, the
+    words' other forms found by prefix), as a share of the best in the answer."""
+    found = deps.keyword_index.scores(search_prefixes(question), keys)
+    best = max(found.values(), default=0.0)
+    return {key: value / best for key, value in found.items()} if best > 0 else {}
 
 
 def leveled(by_query: list[dict[str, float]]) -> dict[str, float]:

@@ -20,6 +20,7 @@ from clausewise.nodes.query.collect_passages import (
     CITED_DECAY,
     COVERAGE_WEIGHT,
     GAP,
+    KEYWORD_WEIGHT,
     OBJECT_DECAY,
     SOFT_MATCH_WEIGHT,
     chunk_span,
@@ -34,7 +35,7 @@ from clausewise.nodes.query.compose import compose
 from clausewise.nodes.query.deps import Reader
 from clausewise.stores.index import Hit
 from clausewise.system import System
-from clausewise.tools.query_tasks import OfflineQueryTasks, Terms
+from clausewise.tools.query_tasks import OfflineQueryTasks, Terms, Vocabulary
 
 DOC = "XX_T-1"
 
@@ -89,9 +90,13 @@ def parent(key: str) -> str | None:
     return k(code.rsplit(".", 1)[0]) if "." in code else None
 
 
-def deps_with(soft: dict[str, float] | None = None, terms: Terms | None = None) -> Any:
+def deps_with(
+    soft: dict[str, float] | None = None, terms: Terms | None = None, bm25: dict[str, float] | None = None
+) -> Any:
     """Stand-in stores and reasoner; ``soft`` is the embedder's soft match of each passage (None: the
-    embedder gives none); ``terms`` the question's weighted terms (none by default)."""
+    embedder gives none); ``terms`` the question's weighted terms (none by default); ``bm25`` the keyword
+    index's BM25 of each section (none by default)."""
+    bm25 = bm25 or {}
 
     def lookup(table: str, key: str) -> Any:
         if table == "references":
@@ -113,12 +118,14 @@ def deps_with(soft: dict[str, float] | None = None, terms: Terms | None = None) 
         reader=lambda: Reader(stores),  # type: ignore[arg-type]
         terms=lambda question: terms or Terms(),
         embedder=SimpleNamespace(
-            soft_match=lambda query, texts: (
+            soft_match=lambda query, texts, weight=None: (
                 None
                 if soft is None
                 else [next(v for key, v in soft.items() if SECTIONS[key] in text) for text in texts]
             )
         ),
+        keyword_index=SimpleNamespace(scores=lambda tokens, keys: {key: bm25[key] for key in keys if key in bm25}),
+        vocabulary=lambda: Vocabulary.of_sections([]),
     )
 
 
@@ -280,6 +287,18 @@ def test_coverage_is_a_share_of_the_terms_some_passage_has() -> None:
     score = {p["key"]: p["score"] for p in ranked}
     assert [p["key"] for p in ranked][0] == k("6.1")
     assert round(score[k("6.1")] - score[k("5.3.10")], 4) == round(COVERAGE_WEIGHT, 4)
+
+
+def test_bm25_counts_as_a_share_of_the_answers_best() -> None:
+    """The keyword index's BM25 of each section (FTS5 over its whole text) is fused as a share of the
+    answer's best: of two passages alike in all else, the one with the better BM25 comes first, ahead
+    by ``KEYWORD_WEIGHT`` times the difference of their shares."""
+    similarity = {k("6.1"): 0.5, k("5.3.10"): 0.5}
+    bm25 = {k("6.1"): 2.0, k("5.3.10"): 8.0}
+    ranked = rank(deps_with(bm25=bm25), {"search_question": "q"}, [passage(key) for key in similarity], [similarity])  # type: ignore[arg-type]
+    score = {p["key"]: p["score"] for p in ranked}
+    assert [p["key"] for p in ranked] == [k("5.3.10"), k("6.1")]
+    assert round(score[k("5.3.10")] - score[k("6.1")], 4) == round(KEYWORD_WEIGHT * (1 - 2.0 / 8.0), 4)
 
 
 def test_a_bare_heading_comes_after_the_sections_with_text() -> None:
