@@ -419,6 +419,13 @@ def _span_text(span: dict[str, Any]) -> str:
     return _PRIVATE_USE.sub(lambda m: table.get(ord(m.group(0)) - 0xF000, "\u2022"), text)
 
 
+def _invisible_text(raw: dict[str, Any]) -> bool:
+    """Most of the page's text is set invisible (alpha 0): an OCR layer over a scanned picture."""
+    spans = [sp for block in raw["blocks"] for line in block.get("lines", []) for sp in line["spans"]]
+    hidden = sum(len(sp["text"]) for sp in spans if sp.get("alpha", 255) == 0)
+    return hidden > 0.5 * max(1, sum(len(sp["text"]) for sp in spans))
+
+
 def _page_lines(raw: dict[str, Any], turn: Any) -> list[dict[str, Any]]:
     """Text lines with their box and typography: font size, whether the line is bold, and the bold
     words a line opens with when the rest is not ("7.3.3 Terrain category. The ..." run-in heads)."""
@@ -511,9 +518,17 @@ def _opens_paragraph(line: dict[str, Any], lines: list[dict[str, Any]]) -> bool:
     return False
 
 
-def _gutter(lines: list[dict[str, Any]]) -> float | None:
+def _label(line: dict[str, Any]) -> bool:
+    """A drawing's label ("3", "1", "A"), not a line of text (a mark alone, "✓" or "■", is not one: it
+    belongs to the item beside it)."""
+    return re.fullmatch(r"[A-Za-z0-9]{1,3}", line["text"]) is not None
+
+
+def _gutter(lines: list[dict[str, Any]], labels: bool = False) -> float | None:
     """The x of a column gutter: a vertical strip no line crosses (full-width titles and tables
-    aside), with text columns on both sides that stand side by side. None on a one-column page."""
+    aside), with text columns on both sides that stand side by side; with ``labels``, a drawing's
+    labels are not counted. None on a one-column page."""
+    lines = [ln for ln in lines if not (labels and _label(ln))]
     if len(lines) < 6:
         return None
     x0, x1 = min(ln["bbox"][0] for ln in lines), max(ln["bbox"][2] for ln in lines)
@@ -553,10 +568,13 @@ def _column_like(lines: list[dict[str, Any]]) -> bool:
     return extent >= 70 and median >= 0.45 * extent and words >= 3 * len(lines)
 
 
-def reading_groups(lines: list[dict[str, Any]], depth: int = 0) -> list[list[dict[str, Any]]]:
+def reading_groups(lines: list[dict[str, Any]], depth: int = 0, labels: bool = False) -> list[list[dict[str, Any]]]:
     """The page's lines in reading order, as groups: column by column between the full-width lines
-    (titles, wide tables), which stay in place. One group on a one-column page."""
-    gutter = _gutter(lines) if depth < 2 else None
+    (titles, wide tables), which stay in place. One group on a one-column page. ``labels``: a line of
+    one to three letters or digits is a drawing's label (a born-digital page: on a scan's text layer
+    such a line is as often a table's value or a broken word), which neither makes nor breaks a
+    column and goes with the side it mostly stands on."""
+    gutter = _gutter(lines, labels) if depth < 2 else None
     if gutter is None:
         return [lines] if lines else []
     ordered = sorted(lines, key=lambda ln: (ln["bbox"][1], ln["bbox"][0]))
@@ -565,21 +583,22 @@ def reading_groups(lines: list[dict[str, Any]], depth: int = 0) -> list[list[dic
     right: list[dict[str, Any]] = []
 
     def flush() -> None:
-        aside = _aside(left, right)
+        aside = _aside(left, right, labels)
         if aside is not None:
             main = right if aside is left else left
-            groups.extend(g for part in _around_asides(main, aside) for g in reading_groups(part, depth + 1))
+            groups.extend(g for part in _around_asides(main, aside) for g in reading_groups(part, depth + 1, labels))
         else:
             for side in (left, right):
                 if side:
-                    groups.extend(reading_groups(list(side), depth + 1))
+                    groups.extend(reading_groups(list(side), depth + 1, labels))
         left.clear()
         right.clear()
 
     for ln in ordered:
-        if ln["bbox"][2] <= gutter + 1:
+        label = labels and _label(ln)
+        if ln["bbox"][2] <= gutter + 1 or (label and ln["bbox"][0] + ln["bbox"][2] < 2 * gutter):
             left.append(ln)
-        elif ln["bbox"][0] >= gutter - 1:
+        elif ln["bbox"][0] >= gutter - 1 or label:
             right.append(ln)
         else:  # a full-width line: the columns above it are read first
             flush()
@@ -595,7 +614,9 @@ def reading_groups(lines: list[dict[str, Any]], depth: int = 0) -> list[list[dic
     return groups
 
 
-def _aside(left: list[dict[str, Any]], right: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
+def _aside(
+    left: list[dict[str, Any]], right: list[dict[str, Any]], labels: bool = False
+) -> list[dict[str, Any]] | None:
     """The side of a split that is a margin column of notes beside the text ("The underlying philosophy
     of current building codes is minimizing hazard to life." in a wide outer margin): less than half as
     wide as the other side, with fewer lines, none set as a heading (bold, larger, or numbered as a
@@ -611,6 +632,8 @@ def _aside(left: list[dict[str, Any]], right: list[dict[str, Any]]) -> list[dict
         return None
     body_size = sorted(ln.get("size", 0.0) for ln in wide)[len(wide) // 2]
     for ln in narrow:
+        if labels and _label(ln):  # a drawing's label beside its caption
+            continue
         if ln.get("bold") or ln.get("lead") or ln.get("size", 0.0) > body_size + 0.5 or _CLAUSE_START.match(ln["text"]):
             return None
     return narrow
@@ -813,7 +836,9 @@ def read_page(doc: pymupdf.Document, pno: int, *, crop: bool = True) -> dict[str
     scanned = any(r.width * r.height > 0.8 * area for r in images)  # text is an OCR layer over a picture
     lines = _page_lines(raw, turn)
     header, footer, body = _split_bands(lines, rect)
-    groups = reading_groups(body)
+    # A drawing's labels are read as such on a born-digital page only: a scan's text layer (over a
+    # picture, or set invisible over one) has a table's values and OCR's broken words as short lines.
+    groups = reading_groups(body, labels=not scanned and not _invisible_text(raw))
 
     candidates = []
     all_rows = _rows_in_order(groups)

@@ -500,6 +500,54 @@ def test_side_heads_in_the_margin_stay_before_their_text(tmp_path: Path) -> None
     assert texts.index("Wind actions on walls") < texts.index("Snow actions on roofs") < alpha
 
 
+def test_a_drawings_labels_in_the_margin_neither_join_nor_hide_the_columns(tmp_path: Path) -> None:
+    """A margin of figures and their captions beside the text (HSG150's layout): the drawings' labels
+    ("1", "4", a large "3" that reaches towards the text) are not lines of a column, so the margin is
+    still read as its own column: a heading beside a caption stays its own line, and a paragraph
+    beside a label keeps its number at the start."""
+    words = "the work is planned so that nobody has to stand on the sheets of the roof and"
+    path = tmp_path / "labels.pdf"
+    with pymupdf.open() as doc:
+        page = doc.new_page(width=612, height=792)
+        body = [f"229 When considering the job line 0 {words}", *[f"line {i} {words}" for i in range(1, 4)]]
+        _margin_page(page, body, [])
+        page.insert_text((150, 100), "3", fontsize=36, fontname="helv")  # a drawing's label, into the gutter
+        page.insert_text((120, 180), "1", fontsize=9, fontname="helv")
+        page.insert_text((140, 160), "4", fontsize=9, fontname="helv")
+        for i, line in enumerate(["Figure 19 Ladder showing", "correct 1 in 4 angle (means", "of securing omitted"]):
+            page.insert_text((59, 300 + 12 * i), line, fontsize=9, fontname="helv")
+        page.insert_text((59, 500), "Figure 20a Correct - two", fontsize=9, fontname="helv")
+        page.insert_text((59, 511), "clear rungs", fontsize=9, fontname="helv")
+        page.insert_text((198, 500), "Roof work and fragile surfaces", fontsize=12, fontname="hebo")
+        for i in range(4):
+            opening = "230 Almost" if i == 0 else "and"
+            page.insert_text((198, 530 + 13.8 * i), f"{opening} line {i} {words}", fontsize=11)
+        doc.save(path)
+    with pymupdf.open(path) as doc:
+        texts = [ln["text"] for ln in extract_page(doc, 0, crop=False)["lines"]]
+    assert "Roof work and fragile surfaces" in texts, texts
+    assert any(t.startswith("229 When considering") for t in texts), texts
+    assert any(t.startswith("Figure 20a Correct - two") and "Roof" not in t for t in texts), texts
+
+
+def test_a_text_layer_set_invisible_is_told_from_printed_text(tmp_path: Path) -> None:
+    """A scan's OCR layer is set invisible over its picture: there a line of one to three letters or
+    digits is as often a table's value or a broken word as a drawing's label, so labels are read as
+    such on printed (visible) text only."""
+    from clausewise.nodes.ingest.extract_page import _invisible_text
+
+    path = tmp_path / "layers.pdf"
+    with pymupdf.open() as doc:
+        for mode in (0, 3):  # 3: neither filled nor stroked, as OCR layers are written
+            page = doc.new_page(width=612, height=792)
+            for i in range(5):
+                page.insert_text((72, 100 + 14 * i), f"Line {i} of the clause text", fontsize=11, render_mode=mode)
+        doc.save(path)
+    with pymupdf.open(path) as doc:
+        printed, layer = (doc[i].get_text("dict") for i in range(2))
+    assert not _invisible_text(printed) and _invisible_text(layer)
+
+
 def test_a_page_label_above_the_footer_band_leaves_the_text(tmp_path: Path) -> None:
     """A scan's "Page 37" printed just above the bottom band, where a paragraph runs on to the next
     page, is the page's label, not the paragraph's words; a clause's number alone there stays."""
