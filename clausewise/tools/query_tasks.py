@@ -141,19 +141,23 @@ def search_prefixes(question: str) -> list[str]:
     "load*", "density" -> "densit*"), so that the unstemmed index finds the word's other forms; a
     word of hyphenated parts gives each part."""
     prefixes = []
-    for word in _WORD.findall(question):
-        if word.lower() in STOPWORDS or word.isdigit():
+    for word in (part for found in _WORD.findall(question) for part in re.findall(r"[a-z0-9]+", found.lower())):
+        if len(word) < 2 or word in STOPWORDS or word.isdigit():
             continue
-        for part in re.findall(r"[a-z0-9]+", word.lower()):
-            if len(part) < 2 or part in STOPWORDS or part.isdigit():
-                continue
-            prefix = os.path.commonprefix([part, stem(part)])
-            prefixes.append(f"{prefix}*" if len(prefix) >= 3 else part)
+        prefix = os.path.commonprefix([word, stem(word)])
+        prefixes.append(f"{prefix}*" if len(prefix) >= 3 else word)
     return list(dict.fromkeys(prefixes))
 
 
 LONG_UNIT = 800  # a unit longer than this is cut at its printed paragraphs and bulleted items
 _BULLET = re.compile(r"\s*[•▪■●◦–]\s+")  # a bulleted item's mark
+
+
+def _full_length(lines: list[str], fewest: int = 1) -> int | None:
+    """A full printed line's length: the upper quartile of the lines' lengths (None with fewer than
+    ``fewest`` lines of text)."""
+    lengths = sorted(len(ln.strip()) for ln in lines if ln.strip())
+    return lengths[(3 * len(lengths)) // 4] if len(lengths) >= max(1, fewest) else None
 
 
 def units(text: str) -> list[tuple[int, int]]:
@@ -171,8 +175,7 @@ def units(text: str) -> list[tuple[int, int]]:
         if i > 0 and (_PARAGRAPH.match(line) or line.startswith("|") or i == 1):
             cuts.append(i)
     cuts.append(len(lines))
-    lengths = sorted(len(ln.strip()) for ln in lines if ln.strip())
-    full = lengths[(3 * len(lengths)) // 4] if lengths else 0  # a full line's length
+    full = _full_length(lines) or 0
     spans = []
     for first, last in zip(cuts, cuts[1:], strict=False):
         if starts[last] - starts[first] > LONG_UNIT:
@@ -426,8 +429,7 @@ def continued_lines(text: str) -> list[str]:
     A word hyphenated over the line end is joined with its hyphen ("non-" / "structural"). Value
     statements are read from these; the brief quotes them."""
     printed = text.split("\n")
-    lengths = sorted(len(ln.strip()) for ln in printed if ln.strip())
-    full = lengths[(3 * len(lengths)) // 4] if len(lengths) >= 4 else 10**6  # a full line's length
+    full = _full_length(printed, fewest=4) or 10**6  # too few lines to tell: no line is full
     lines: list[str] = []
     wrapped = False  # the last printed line was a full one, ending in a name ("... in the National")
     for line in printed:

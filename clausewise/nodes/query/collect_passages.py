@@ -234,14 +234,11 @@ def rank(
     # content words in context (the embedder's soft match, each word counting by its idf: "snow"
     # more than "load"), against the head's average.
     head = [p for p in ordered if p["key"] not in contents][:SOFT_MATCH_PASSAGES]
-    vocabulary = deps.vocabulary()
-    matched = (
-        deps.embedder.soft_match(
-            state["search_question"], [_titled(p) for p in head], weight=lambda word: vocabulary.idf(stem(word))
-        )
-        if head
-        else None
-    )
+    matched = None
+    if head:
+        vocabulary = deps.vocabulary()
+        texts = [_titled(p) for p in head]
+        matched = deps.embedder.soft_match(state["search_question"], texts, weight=lambda w: vocabulary.idf(stem(w)))
     if matched:
         mean = sum(matched) / len(matched)
         for p, m in zip(head, matched, strict=True):
