@@ -12,7 +12,7 @@ from langgraph.runtime import Runtime
 
 from clausewise.graph.state import RESET, QueryContext, QueryState
 from clausewise.keys import OBJECT_KINDS, document_of
-from clausewise.nodes.query.deps import deps_of
+from clausewise.nodes.query.deps import Reader, deps_of
 from clausewise.references import (
     NOT_FOUND,
     NOT_INGESTED,
@@ -67,6 +67,19 @@ def follow_refs(state: QueryState, runtime: Runtime[QueryContext]) -> dict[str, 
                     "resolved": True,
                 }
             )
+        # A clause found directly is read beside the clauses next to it under the same heading: a rule's
+        # general case, its limits or its other case are often its siblings, in words the question lacks.
+        if hop == 0 and section.get("kind") not in OBJECT_KINDS:
+            targets += [
+                {
+                    "raw": "sibling clause",
+                    "target": t,
+                    "kind": "neighbour",
+                    "document": section["doc_key"],
+                    "resolved": True,
+                }
+                for t in siblings(read, section)
+            ]
         for ref in targets:
             raw = ref["raw"].strip()
             found = resolver.resolve(ref, key)
@@ -122,6 +135,37 @@ def follow_refs(state: QueryState, runtime: Runtime[QueryContext]) -> dict[str, 
     if new:
         update["hops"] = max(state.get("hops", 0), max(e["hop"] for e in new.values()))
     return update
+
+
+def siblings(read: Reader, section: dict[str, Any]) -> list[str]:
+    """The clauses just before and just after ``section`` under the same parent (tables, figures,
+    expressions and the section's own subclauses passed over; front matter and contents are no one's
+    siblings)."""
+    parent, key = section.get("parent"), section["key"]
+    found = []
+    for direction in ("previous", "next"):
+        other = read.section(section.get(direction) or "")
+        for _ in range(200):  # a chain is finite; the bound guards against a store with a loop in it
+            if other is None or (other.get("kind") not in OBJECT_KINDS and not _within(read, other, key)):
+                break
+            other = read.section(other.get(direction) or "")
+        while other is not None and other.get("parent") != parent and direction == "previous":
+            other = read.section(other.get("parent") or "")  # the previous sibling's last subclause: climb to it
+        if other is not None and other.get("parent") == parent and other.get("kind") in ("clause", "annex"):
+            found.append(other["key"])
+    return found
+
+
+def _within(read: Reader, section: dict[str, Any], ancestor: str) -> bool:
+    """Whether ``ancestor`` is one of ``section``'s parents."""
+    parent = section.get("parent")
+    for _ in range(20):
+        if not parent:
+            return False
+        if parent == ancestor:
+            return True
+        parent = (read.section(parent) or {}).get("parent")
+    return False
 
 
 def _unique(items: list[dict[str, Any]]) -> list[dict[str, Any]]:

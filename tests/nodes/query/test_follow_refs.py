@@ -59,6 +59,29 @@ def test_references_become_candidates_one_hop_further_with_their_paragraph(follo
     assert update["hops"] == 1
 
 
+def test_a_clause_found_directly_brings_its_sibling_clauses(follow: Any) -> None:
+    update = follow(k("1.4.1"))
+    siblings = {key for key, c in update["candidates"].items() if c.get("ref") == "sibling clause"}
+    assert siblings == {k("1.4.2")}  # the first definition: no sibling before it
+    assert update["candidates"][k("1.4.2")] == {
+        "via": "neighbour",
+        "hop": 1,
+        "from_key": k("1.4.1"),
+        "ref": "sibling clause",
+    }
+    # one found by a reference brings none: siblings of siblings would read the whole document
+    assert not any(c.get("ref") == "sibling clause" for c in follow(k("1.4.2"), hop=1)["candidates"].values())
+    # a table brings no siblings; tables and a clause's own subclauses are passed over on the way to one, and
+    # before a section the previous sibling's last subclause stands for it
+    assert not any(c.get("ref") == "sibling clause" for c in follow(k("table_5.1"))["candidates"].values())
+
+    def siblings_of(code: str) -> set[str]:
+        return {key for key, c in follow(k(code))["candidates"].items() if c.get("ref") == "sibling clause"}
+
+    assert siblings_of("5.3") == {k("5.2")}  # Table 5.1 before it, its own 5.3.1, 5.3.2 and Figure 5.1 after
+    assert siblings_of("5") == {k("4"), k("annex_A")}  # 4.2's Table 4.1 ends section 4
+
+
 def test_a_claimed_reference_missing_from_the_text_is_rejected(follow: Any) -> None:
     update = follow(k("1.4.1"), claimed=["Table 9.9"])
     assert update["rejected_references"] == [
