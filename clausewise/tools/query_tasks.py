@@ -33,7 +33,7 @@ STOPWORDS = set(
     have has had get gets got make makes made step steps check refer part code codes clause clauses value
     values give given structure structures design designing designed consider considering considered
     issue issues potential regarding calculating calculate calculation allow allowed want know tell please
-    uk london site sites building buildings""".split()
+    uk london site sites building buildings going""".split()
 )
 GREETING = re.compile(
     r"^\s*(hi|hello|hey|good (morning|afternoon|evening)|thanks|thank you|cheers|how are you|who are you)\b[\s!.?,]*"
@@ -119,14 +119,18 @@ def question_terms(question: str, vocab: Vocabulary, kv: dict[str, Any]) -> Term
     """Content stems and adjacent-word phrases of the question, plus kv equivalents (synonyms, symbols)."""
     terms = Terms()
     words = [w for w in _WORD.findall(question)]
-    content = [w for w in words if w.lower() not in STOPWORDS and len(w) > 1 and not w.isdigit()]
+    # A hyphenated word counts whole ("self-weight", as codes print it) and by its parts, which a code may
+    # print apart ("shade-air-temperature" asked, "shade air temperature" printed).
+    parts = [part for w in words for part in w.split("-") if part]
+    content = [w for w in dict.fromkeys(words + parts) if w.lower() not in STOPWORDS and len(w) > 1 and not w.isdigit()]
     for w in content:
         terms.add(stem(w), vocab.idf(stem(w)), "question")
-    lowered = [w.lower() for w in words]
-    for i in range(len(lowered) - 1):
-        a, b = lowered[i], lowered[i + 1]
-        if a not in STOPWORDS and b not in STOPWORDS:
-            terms.add(f"{stem(a)} {stem(b)}", vocab.idf(f"{stem(a)} {stem(b)}"), "question")
+    for sequence in (words, parts) if len(parts) > len(words) else (words,):
+        lowered = [w.lower() for w in sequence]
+        for i in range(len(lowered) - 1):
+            a, b = lowered[i], lowered[i + 1]
+            if a not in STOPWORDS and b not in STOPWORDS:
+                terms.add(f"{stem(a)} {stem(b)}", vocab.idf(f"{stem(a)} {stem(b)}"), "question")
     # Equivalents from the kv store: "dead load" -> "self-weight", "Ce" -> "exposure coefficient".
     for key, equivalent in equivalents_in(kv, words, ignore=frozenset(STOPWORDS)):
         eq_stems = " ".join(tokens(equivalent)[:4])

@@ -275,6 +275,22 @@ def test_keywords_leave_out_terms_no_section_has_and_search_a_phrases_rare_word_
     assert len(picked) <= 6
 
 
+def test_a_hyphenated_word_counts_whole_and_by_its_parts() -> None:
+    """Asked "shade-air-temperature range", printed "shade air temperature": the parts and their phrases
+    are terms too; "self-weight", printed so, still counts whole."""
+    from clausewise.tools.query_tasks import Vocabulary, question_terms
+
+    vocab = Vocabulary(
+        [{"sections": 40, "df": {stem(w): 3 for w in ["shade", "air", "temperature", "range", "self-weight"]}}]
+    )
+    terms = question_terms("A narrower shade-air-temperature range and the self-weight?", vocab, {})
+    assert {"shade", "air", "temperatur", "shade air", "air temperatur", "temperatur rang"} <= set(terms.weights)
+    assert "self-weight" in terms.weights and "self-weight" not in terms.unseen
+    assert "shade-air-temperatur" in terms.unseen  # the whole, which no section prints, matches nothing
+    terms = question_terms("It is going to stand for 10 years", vocab, {})
+    assert "go" not in terms.weights  # "going to" says when, not what
+
+
 def test_a_long_unnumbered_paragraph_run_is_cut_at_printed_paragraphs_and_bullets_and_read_in_part() -> None:
     """A guide that does not number its paragraphs: the body is cut where a printed paragraph ends (a
     sentence ending on a short line) and before each bullet, so that the question's paragraph is quoted
