@@ -3,8 +3,8 @@ the question, computed once and read by conflict-check and compose.
 
 A passage quotes its section's extracts in text order, the lines of its chunk nearest the question
 (what the vector search matched, though it may share no word with the question), the short gaps
-between them too (a NOTE that qualifies a paragraph), and a short section (up to
-``WHOLE_SECTION_CHARS``) whole.
+between them too (a NOTE that qualifies a paragraph), the paragraph a quoted NOTE is a note to, and
+a short section (up to ``WHOLE_SECTION_CHARS``) whole.
 
 One ranking for the whole answer, whatever route found a section. A section's score fuses what is known
 about it: its best chunk's vector similarity to the question (or any sub-question), how much of the
@@ -84,7 +84,7 @@ def collect_passages(state: QueryState, runtime: Runtime[QueryContext]) -> dict[
             spans = [(p["start"], p["start"] + len(p["text"])) for p in parts]
             # the lines that brought the section nearest the question are quoted too, whatever their words
             where = chunk_span(text, nearest[key].chunk.get("text", "")) if key in nearest else None
-            spans = merge_spans(spans + ([where] if where else []), bridge=BRIDGE_CHARS)
+            spans = merge_spans(qualified(text, spans + ([where] if where else [])), bridge=BRIDGE_CHARS)
         pages = sorted({page for a, b in spans for page in pages_between(section, a, b)})
         c = cands.get(key, {"via": "vector", "hop": 0, "from_key": None})
         passages.append(
@@ -139,6 +139,20 @@ def chunk_span(text: str, chunk: str) -> tuple[int, int] | None:
         start = touched[0][0] if start - touched[0][0] <= PARAGRAPH_REACH else start
         end = touched[-1][1] if touched[-1][1] - end <= PARAGRAPH_REACH else end
     return start, end
+
+
+def qualified(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Spans that begin at a NOTE widened back to the paragraph the NOTE qualifies (over the NOTEs
+    between): a note on return periods is read with the rule it is a note to."""
+    paragraphs = units(text)
+    out = []
+    for a, b in spans:
+        i = next((n for n, (start, end) in enumerate(paragraphs) if start <= a < end), None)
+        j = i
+        while j is not None and j > 0 and text[paragraphs[j][0] : paragraphs[j][1]].lstrip().startswith("NOTE"):
+            j -= 1
+        out.append((paragraphs[j][0], b) if j is not None and j != i and j > 0 else (a, b))
+    return out
 
 
 def merge_spans(spans: list[tuple[int, int]], bridge: int = 0) -> list[tuple[int, int]]:

@@ -69,7 +69,7 @@ def follow_refs(state: QueryState, runtime: Runtime[QueryContext]) -> dict[str, 
             )
         # A clause found directly is read beside the clauses next to it under the same heading: a rule's
         # general case, its limits or its other case are often its siblings, in words the question lacks.
-        if hop == 0 and section.get("kind") not in OBJECT_KINDS:
+        if hop == 0 and section and section.get("kind") not in OBJECT_KINDS:  # {}: its document was just deleted
             targets += [
                 {
                     "raw": "sibling clause",

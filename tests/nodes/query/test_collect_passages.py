@@ -29,6 +29,7 @@ from clausewise.nodes.query.collect_passages import (
     glossary,
     leveled,
     merge_spans,
+    qualified,
     rank,
 )
 from clausewise.nodes.query.compose import compose
@@ -459,9 +460,10 @@ def test_the_lines_nearest_the_question_are_quoted_too(
         "candidates": {},
     }
     (passage,) = collect_passages(state, query_runtime(system))["passages"]  # type: ignore[arg-type]
-    start = text.index(near)
-    assert passage["spans"] == [[0, len(lines[0])], [start, start + len(near)]]
-    assert passage["text"] == lines[0] + GAP + near
+    start, end = text.index("(3) Where"), text.index(near) + len(near)  # the two NOTEs bring their paragraph
+    assert near.startswith("NOTE 1")
+    assert passage["spans"] == [[0, len(lines[0])], [start, end]]
+    assert passage["text"] == lines[0] + GAP + text[start:end]
     assert passage["score"] >= 0.7  # the chunk's similarity is the passage's
 
 
@@ -475,6 +477,22 @@ def test_a_quoted_chunk_is_widened_to_its_paragraphs() -> None:
     long_one = "5.1 Title\n(1) " + "word " * 200 + "\nlast line of one.\n(2) Two."
     start = long_one.index("last line")
     assert chunk_span(long_one, "h\nlast line of one.") == (start, start + len("last line of one."))
+
+
+def test_a_quoted_note_brings_the_paragraph_it_qualifies() -> None:
+    """An extract that begins at a NOTE is widened back over the NOTEs before it to the paragraph they
+    are notes to; one that begins in a paragraph, or a NOTE straight under the heading, is not."""
+    text = (
+        "3.1 General\n(4)P Design situations shall follow the process.\n(5) A transient situation should be"
+        " associated with a nominal duration.\nNOTE 1 Return periods may be set.\nNOTE 2 A minimum velocity may"
+        " be set.\n(6) Weather windows."
+    )
+    note2 = text.index("NOTE 2")
+    assert qualified(text, [(note2, note2 + 10)]) == [(text.index("(5)"), note2 + 10)]
+    six = text.index("(6)")
+    assert qualified(text, [(six, len(text))]) == [(six, len(text))]
+    bare = "3.2 Other\nNOTE A note under the heading.\n(1) A rule."
+    assert qualified(bare, [(bare.index("NOTE"), 20)]) == [(bare.index("NOTE"), 20)]
 
 
 def test_extracts_merge_across_short_gaps_only() -> None:
