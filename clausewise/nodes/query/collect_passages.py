@@ -147,11 +147,11 @@ def qualified(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
     paragraphs = units(text)
     out = []
     for a, b in spans:
-        i = next((n for n, (start, end) in enumerate(paragraphs) if start <= a < end), None)
+        i = next((n for n, (start, end) in enumerate(paragraphs) if start <= a < end), 0)
         j = i
-        while j is not None and j > 0 and text[paragraphs[j][0] : paragraphs[j][1]].lstrip().startswith("NOTE"):
+        while j > 0 and text[paragraphs[j][0] : paragraphs[j][1]].lstrip().startswith("NOTE"):
             j -= 1
-        out.append((paragraphs[j][0], b) if j is not None and j != i and j > 0 else (a, b))
+        out.append((paragraphs[j][0], b) if 0 < j < i else (a, b))
     return out
 
 

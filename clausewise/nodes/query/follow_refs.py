@@ -6,6 +6,7 @@ ingested after the citing one leads into it."""
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from typing import Any
 
 from langgraph.runtime import Runtime
@@ -146,26 +147,25 @@ def siblings(read: Reader, section: dict[str, Any]) -> list[str]:
     for direction in ("previous", "next"):
         other = read.section(section.get(direction) or "")
         for _ in range(200):  # a chain is finite; the bound guards against a store with a loop in it
-            if other is None or (other.get("kind") not in OBJECT_KINDS and not _within(read, other, key)):
+            if other is None or (
+                other.get("kind") not in OBJECT_KINDS and all(s["key"] != key for s in _lineage(read, other))
+            ):
                 break
             other = read.section(other.get(direction) or "")
-        while other is not None and other.get("parent") != parent and direction == "previous":
-            other = read.section(other.get("parent") or "")  # the previous sibling's last subclause: climb to it
+        if direction == "previous":  # the previous sibling's last subclause comes first: its lineage reaches it
+            other = next((s for s in _lineage(read, other) if s.get("parent") == parent), None)
         if other is not None and other.get("parent") == parent and other.get("kind") in ("clause", "annex"):
             found.append(other["key"])
     return found
 
 
-def _within(read: Reader, section: dict[str, Any], ancestor: str) -> bool:
-    """Whether ``ancestor`` is one of ``section``'s parents."""
-    parent = section.get("parent")
+def _lineage(read: Reader, section: dict[str, Any] | None) -> Iterator[dict[str, Any]]:
+    """The section and its parents, nearest first."""
     for _ in range(20):
-        if not parent:
-            return False
-        if parent == ancestor:
-            return True
-        parent = (read.section(parent) or {}).get("parent")
-    return False
+        if section is None:
+            return
+        yield section
+        section = read.section(section.get("parent") or "")
 
 
 def _unique(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
