@@ -11,7 +11,7 @@ The saved states hold only what the search found, so a change upstream of collec
 extraction, references, the store) needs a new capture.
 
 usage: python scripts/rerank_states.py capture QUESTIONS.jsonl [...] --store DIR --out STATES.json
-       python scripts/rerank_states.py score STATES.json --store DIR [--set NAME=VALUE ...] [--misses]
+       python scripts/rerank_states.py score STATES.json [--store DIR] [--set NAME=VALUE ...] [--misses]
 """
 
 from __future__ import annotations
@@ -49,9 +49,12 @@ COLUMNS = {  # score_answer's counts, as headed
 
 
 def capture(files: list[Path], store: str, out: Path) -> None:
-    graph = build_query_graph(System(store_dir=store))
+    graph = build_query_graph(_system(store))
     saved = []
-    work = [(f.stem, q) for f in files for q in load_questions(f)]
+    try:
+        work = [(f.stem, q) for f in files for q in load_questions(f)]
+    except (OSError, ValueError) as exc:
+        raise SystemExit(str(exc)) from None
     for name, question in track(work, description="capturing"):
         (state,) = deque(graph.stream({"question": question["question"]}, stream_mode="values"), maxlen=1)
         saved.append({"set": name, "question": question, "state": {k: state.get(k) for k in KEPT}})
@@ -59,14 +62,15 @@ def capture(files: list[Path], store: str, out: Path) -> None:
     print(f"{len(saved)} states saved to {out}")
 
 
-def score(path: Path, store: str, settings: list[str], misses: bool) -> None:
+def score(path: Path, store: str | None, settings: list[str], misses: bool) -> None:
     for setting in settings:
         name, _, value = setting.partition("=")
         if not hasattr(collect_passages, name):
             raise SystemExit(f"collect_passages has no constant {name}")
         setattr(collect_passages, name, type(getattr(collect_passages, name))(value))
-    saved = json.loads(path.read_text())["questions"]
-    runtime = Runtime(context=QueryContext(store_dir=store, deps=QueryDeps(System(store_dir=store))))
+    captured_on, saved = _read_states(path)
+    store = store or captured_on
+    runtime = Runtime(context=QueryContext(store_dir=store, deps=QueryDeps(_system(store))))
     rows: dict[str, list[dict[str, Any]]] = {}
     for entry in track(saved, description="ranking"):
         passages = collect_passages.collect_passages(entry["state"], runtime)["passages"]
@@ -90,6 +94,25 @@ def report_misses(question: dict[str, Any], passages: list[dict[str, Any]]) -> N
             print(f"  {question['id']} {item.get('doc')} {item.get('ref', '')}: {rank}")
 
 
+def _read_states(path: Path) -> tuple[str, list[dict[str, Any]]]:
+    """The store the states were captured on, and the states."""
+    try:
+        saved = json.loads(path.read_text())
+        return str(saved["store"]), list(saved["questions"])
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise SystemExit(f"{path}: not a states file saved by `capture` ({exc})") from None
+
+
+def _system(store: str) -> System:
+    """The system over an existing store with documents (none would score every question zero)."""
+    if not Path(store).is_dir():
+        raise SystemExit(f"no store at {store}")
+    system = System(store_dir=store)
+    if not system.stores.visible_documents():
+        raise SystemExit(f"no documents are ingested in {store}")
+    return system
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="command", required=True)
@@ -99,7 +122,7 @@ def main() -> None:
     cap.add_argument("--out", type=Path, required=True)
     sc = sub.add_parser("score")
     sc.add_argument("states", type=Path)
-    sc.add_argument("--store", required=True)
+    sc.add_argument("--store", help="the store the states were captured on (its path is saved with them)")
     sc.add_argument("--set", action="append", default=[], metavar="NAME=VALUE")
     sc.add_argument("--misses", action="store_true")
     args = ap.parse_args()
