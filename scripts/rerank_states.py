@@ -11,7 +11,7 @@ The saved states hold only what the search found, so a change upstream of collec
 extraction, references, the store) needs a new capture.
 
 usage: python scripts/rerank_states.py capture QUESTIONS.jsonl [...] --store DIR --out STATES.json
-       python scripts/rerank_states.py score STATES.json [--store DIR] [--set NAME=VALUE ...] [--misses]
+       python scripts/rerank_states.py score STATES.json [--store DIR] [--set NAME=VALUE ...] [--misses] [--json]
 """
 
 from __future__ import annotations
@@ -38,13 +38,16 @@ from clausewise.nodes.query import collect_passages  # noqa: E402
 from clausewise.nodes.query.deps import QueryDeps  # noqa: E402
 from clausewise.system import System  # noqa: E402
 
+PROGRESS = Console(stderr=True)  # the progress bars, apart from what is printed
 KEPT = ("question", "search_question", "sub_questions", "candidates", "extracts", "named")
 COLUMNS = {  # score_answer's counts, as headed
     "essential_at_5": "first 5",
     "essential_at_10": "first 10",
     "essential_at_20": "first 20",
-    "essential_within_10k": "within 10k chars",
-    "essential_hits": "overall",
+    "essential_within_10k": "in 10k",
+    "essential_hits": "all",
+    "passages": "passages",
+    "chars": "chars",
 }
 
 
@@ -55,31 +58,44 @@ def capture(files: list[Path], store: str, out: Path) -> None:
         work = [(f.stem, q) for f in files for q in load_questions(f)]
     except (OSError, ValueError) as exc:
         raise SystemExit(str(exc)) from None
-    for name, question in track(work, description="capturing"):
+    for name, question in track(work, description="capturing", console=PROGRESS):
         (state,) = deque(graph.stream({"question": question["question"]}, stream_mode="values"), maxlen=1)
         saved.append({"set": name, "question": question, "state": {k: state.get(k) for k in KEPT}})
     out.write_text(json.dumps({"store": store, "questions": saved}))
     print(f"{len(saved)} states saved to {out}")
 
 
-def score(path: Path, store: str | None, settings: list[str], misses: bool) -> None:
+def score(path: Path, store: str | None, settings: list[str], misses: bool, as_json: bool) -> None:
     for setting in settings:
         name, _, value = setting.partition("=")
-        if not hasattr(collect_passages, name):
-            raise SystemExit(f"collect_passages has no constant {name}")
-        setattr(collect_passages, name, type(getattr(collect_passages, name))(value))
+        current = getattr(collect_passages, name, None)
+        if not isinstance(current, int | float) or isinstance(current, bool) or not name.isupper():
+            raise SystemExit(f"collect_passages has no number constant {name}")
+        try:
+            setattr(collect_passages, name, type(current)(value))
+        except ValueError:
+            raise SystemExit(f"{name}={value}: not a {type(current).__name__}") from None
     captured_on, saved = _read_states(path)
     store = store or captured_on
     runtime = Runtime(context=QueryContext(store_dir=store, deps=QueryDeps(_system(store))))
     rows: dict[str, list[dict[str, Any]]] = {}
-    for entry in track(saved, description="ranking"):
+    for entry in track(saved, description="ranking", console=PROGRESS):
         passages = collect_passages.collect_passages(entry["state"], runtime)["passages"]
         rows.setdefault(entry["set"], []).append(score_answer(entry["question"], {"passages": passages}))
         if misses:
             report_misses(entry["question"], passages)
-    table = Table("set", "essential items", *COLUMNS.values(), title="essential items found")
-    for name, found in [*rows.items(), ("all", [r for v in rows.values() for r in v])]:
-        table.add_row(name, *(str(sum(r[column] for r in found)) for column in ("essential_total", *COLUMNS)))
+    counts = {
+        name: {column: sum(r[column] for r in found) for column in ("essential_total", *COLUMNS)}
+        for name, found in [*rows.items(), ("all", [r for v in rows.values() for r in v])]
+    }
+    if as_json:
+        print(json.dumps(counts))
+        return
+    table = Table(
+        "set", "items", *COLUMNS.values(), title="essential items found (in 10k: within the first 10,000 characters)"
+    )
+    for name, count in counts.items():
+        table.add_row(name, *map(str, count.values()))
     Console().print(table)
 
 
@@ -125,11 +141,12 @@ def main() -> None:
     sc.add_argument("--store", help="the store the states were captured on (its path is saved with them)")
     sc.add_argument("--set", action="append", default=[], metavar="NAME=VALUE")
     sc.add_argument("--misses", action="store_true")
+    sc.add_argument("--json", action="store_true", help="the counts as JSON (by question file, then 'all')")
     args = ap.parse_args()
     if args.command == "capture":
         capture(args.questions, args.store, args.out)
     else:
-        score(args.states, args.store, args.set, args.misses)
+        score(args.states, args.store, args.set, args.misses, args.json)
 
 
 if __name__ == "__main__":
