@@ -1,14 +1,15 @@
 """Ranking experiments without running the search again. `capture` runs the query graph once over
 question files and saves, for each question, the state collect-passages starts from (candidates,
 extracts, sub-questions, named sections); `score` runs collect-passages, the code as it is now, over
-the saved states and prints per question file the essential recall in the first 5, 10 and 20 passages,
-within the first 10,000 characters and overall, scored as `clausewise eval` scores them. `--set`
-changes a constant of collect_passages for one run (`--set KEYWORD_WEIGHT=0.2`). Scoring 44 saved
-questions takes about 40 s on 2 cores where evaluating them takes about 5 minutes, so a change to the
-ranking can be tried on many sets at once; the change is then measured with `clausewise eval` as usual.
+the saved states and prints per question file how many essential items are in the first 5, 10 and 20
+passages, within the first 10,000 characters and anywhere, counted as `clausewise eval` counts them.
+`--set` changes a constant of collect_passages for one run (`--set KEYWORD_WEIGHT=0.2`). Scoring 44
+saved questions takes about 40 s on 2 cores where evaluating them takes about 5 minutes, so a change
+to the ranking can be tried on many sets at once; the change is then measured with `clausewise eval`.
 
 The saved states hold only what the search found, so a change upstream of collect-passages (search,
-extraction, references, the store) needs a new capture.
+extraction, references, the store) needs a new capture. A question the graph fails on is reported and
+left out of the capture.
 
 usage: python scripts/rerank_states.py capture QUESTIONS.jsonl [...] --store DIR --out STATES.json
        python scripts/rerank_states.py score STATES.json [--store DIR] [--set NAME=VALUE ...] [--misses] [--json]
@@ -52,17 +53,22 @@ COLUMNS = {  # score_answer's counts, as headed
 
 
 def capture(files: list[Path], store: str, out: Path) -> None:
-    graph = build_query_graph(_system(store))
-    saved = []
     try:
         work = [(f.stem, q) for f in files for q in load_questions(f)]
     except (OSError, ValueError) as exc:
         raise SystemExit(str(exc)) from None
+    graph = build_query_graph(_system(store))
+    saved, failed = [], 0
     for name, question in track(work, description="capturing", console=PROGRESS):
-        (state,) = deque(graph.stream({"question": question["question"]}, stream_mode="values"), maxlen=1)
+        try:
+            (state,) = deque(graph.stream({"question": question["question"]}, stream_mode="values"), maxlen=1)
+        except Exception as exc:  # one question's failure costs only its own state
+            PROGRESS.print(f"{name} {question['id']}: not captured ({type(exc).__name__}: {exc})")
+            failed += 1
+            continue
         saved.append({"set": name, "question": question, "state": {k: state.get(k) for k in KEPT}})
-    out.write_text(json.dumps({"store": store, "questions": saved}))
-    print(f"{len(saved)} states saved to {out}")
+    out.write_text(json.dumps({"store": str(Path(store).resolve()), "questions": saved}))
+    print(f"{len(saved)} states saved to {out}" + (f"; {failed} questions failed (above)" if failed else ""))
 
 
 def score(path: Path, store: str | None, settings: list[str], misses: bool, as_json: bool) -> None:

@@ -4,6 +4,7 @@ the same question, again with a constant changed for one run, and bad input refu
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -75,3 +76,31 @@ def test_bad_input_is_refused_with_a_message(sample_store: SimpleNamespace, tmp_
     bad.write_text("{not json\n")
     refused = run("capture", bad, "--store", sample_store.dir, "--out", tmp_path / "out.json")
     assert refused.returncode == 1 and "line 1" in refused.stderr
+
+
+def test_a_question_the_graph_fails_on_is_reported_and_the_others_kept(
+    sample_store: SimpleNamespace, tmp_path: Path, monkeypatch: Any, capsys: Any
+) -> None:
+    spec = importlib.util.spec_from_file_location("rerank_states", SCRIPT)
+    assert spec is not None and spec.loader is not None
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+
+    class Graph:
+        def stream(self, state: dict[str, Any], stream_mode: str) -> Any:
+            if "fails" in state["question"]:
+                raise RuntimeError("store went away")
+            yield {"question": state["question"], "candidates": {}}
+
+    monkeypatch.setattr(script, "build_query_graph", lambda system: Graph())
+    questions = tmp_path / "q.jsonl"
+    failing = {**QUESTION, "id": "s2", "question": "This one fails"}
+    questions.write_text(json.dumps(QUESTION) + "\n" + json.dumps(failing) + "\n")
+    out = tmp_path / "states.json"
+    script.capture([questions], str(sample_store.dir), out)
+    printed = capsys.readouterr()
+    assert "s2: not captured (RuntimeError: store went away)" in printed.err
+    assert "1 states saved" in printed.out and "1 questions failed" in printed.out
+    saved = json.loads(out.read_text())
+    assert [q["question"]["id"] for q in saved["questions"]] == ["s1"]
+    assert saved["store"] == str(Path(sample_store.dir).resolve())
