@@ -200,6 +200,10 @@ def test_both_ingest_and_the_master_list_has_both(both: SimpleNamespace) -> None
     for key in ("1.1", "1.3", "2.1", "2.2", "3.1", "3.2", "table_2.1", "expression_3.1"):
         assert f"{COMPANION}_{key}" in sections
     assert "Ce = 1,2" in _words(sections[f"{COMPANION}_2.2"]["text"])
+    # the note printed under Table 2.1, inside its box, is a line under its rows, not a row of its own
+    table = sections[f"{COMPANION}_table_2.1"]
+    assert _words(table["text"].split("\n")[-1]).startswith("a) The categories follow the rows")
+    assert table["rows"][-1][0].startswith("Sheltered") and len(table["rows"]) == 4
 
 
 def test_the_companions_references_to_the_main_sample_point_into_it(both: SimpleNamespace) -> None:

@@ -209,6 +209,45 @@ def _runs_on_into(above: str, more: str) -> bool:
     return above.endswith("-") or more[:1].islower()
 
 
+# a footnote's opening under a table: "a)", "1)", "I)" (OCR's "1)"), "(a)", "*", "a The ...", "a. The ...",
+# "NOTE 2"; its marker may sit in a cell of its own, left of its text
+_FOOTNOTE_OPENS = re.compile(
+    r"(?:(?:[a-z]|\d{1,2}|[IVX])\)|\([a-z\d]\)|[*†‡§]{1,3}(?=\s*[A-Z])|[a-z]\.?(?=\s+[A-Z])|NOTES?\b|Notes?\b)"
+)
+_MARKER_CELL = re.compile(r"(?:[a-z]|\d{1,2}|[IVX])\)?|[*†‡§]{1,3}")
+_NUMBER_CELL = re.compile(r"[-+±]?\s?\d+(?:[.,]\d+)?(?:\s?(?:to|-|–)\s?[-+]?\d+(?:[.,]\d+)?)?")
+
+
+def table_footnotes(rows: list[list[str]]) -> tuple[list[list[str]], list[str]]:
+    """A table's grid, and the footnotes printed under it that were read as its last rows (one line
+    each, as printed: a note's marker and text, or a line it goes on over): from the first row that
+    opens a note ("a) ...", "1) ...", "b The ...", "NOTE 2 ...") in the run of rows at the table's foot
+    that hold only words, in one or two cells (a marker and its text). A row with a number in a cell
+    of its own is the table's, and so is a run of word-only rows that no note opens (the rows of a
+    table of categories)."""
+
+    def words_only(row: list[str]) -> bool:
+        filled = [c for c in row if c]
+        return (
+            0 < len(filled) <= 2
+            and not any(_NUMBER_CELL.fullmatch(c) for c in filled)
+            and bool(re.search(r"[A-Za-z]{3,}", " ".join(filled)))
+        )
+
+    def opens(row: list[str]) -> bool:
+        filled = [c for c in row if c]
+        marker_apart = len(filled) == 2 and _MARKER_CELL.fullmatch(filled[0]) is not None
+        return marker_apart or _FOOTNOTE_OPENS.match(filled[0]) is not None
+
+    foot = len(rows)
+    while foot > 2 and words_only(rows[foot - 1]):
+        foot -= 1
+    first = next((i for i in range(foot, len(rows)) if opens(rows[i])), None)
+    if first is None:
+        return rows, []
+    return rows[:first], [" ".join(c for c in row if c) for row in rows[first:]]
+
+
 def rows_to_markdown(rows: list[list[str]]) -> str:
     if not rows:
         return ""
@@ -1000,9 +1039,9 @@ def read_page(doc: pymupdf.Document, pno: int, *, crop: bool = True) -> dict[str
     for obj in objects:
         obj_lines = obj.pop("lines", [])
         if obj["kind"] == "table":
-            cells = table_rows(obj_lines)
+            cells, notes = table_footnotes(table_rows(obj_lines))
             obj["rows"] = cells
-            obj["body"] = rows_to_markdown(cells)
+            obj["body"] = "\n".join([rows_to_markdown(cells), *notes])
         else:
             obj["body"] = " ".join(_merge_row(r)["text"] for r in _rows(obj_lines))
         x0, y0, x1, y1 = obj["bbox"]

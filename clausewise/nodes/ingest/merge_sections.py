@@ -790,6 +790,19 @@ _PARAGRAPH_START = re.compile(r"\(\d{1,2}\)|[1-9]\d?(?:\.\d{1,2})+\s+[A-Z]")
 _PARAGRAPH_OPENS = re.compile(r"(?:^|\n)\(\d{1,2}\)")
 
 
+_MARKED_NOTE = re.compile(r"(?:[a-z]|\d{1,2})\)|\([a-z\d]\)|[*†‡§]{1,3}")
+
+
+def _marked_in(table_text: str, text: str, start: int) -> bool:
+    """The line at ``start`` opens a note whose marker ("a)", "(1)", "*") the table's rows carry at the
+    end of a cell ("| Garden with trees a) | 0,7 |"): a list's item "a) for ..." after a table is not
+    its note, unless the table marks it."""
+    m = _MARKED_NOTE.match(text, start)
+    if m is None or not text[m.end() : m.end() + 2].strip():
+        return False
+    return re.search(r"\S\s" + re.escape(m.group(0)) + r"\s*(?:\||$)", table_text, re.M) is not None
+
+
 def _note_runs_on(table_text: str) -> bool:
     """The table's text ends in one of its notes, mid-sentence: the note runs on over the page."""
     lines = table_text.rstrip().split("\n")
@@ -837,6 +850,7 @@ def _table_notes(entries: dict[str, dict[str, Any]]) -> None:
         if start == 0 or not (
             _NOTE_LINE.match(text, start)
             or _FOOTNOTE_LINE.match(text, start)
+            or _marked_in(entry["text"], text, start)
             or (runs_on and text[start : start + 1].islower())
         ):
             continue

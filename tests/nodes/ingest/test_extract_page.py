@@ -9,7 +9,7 @@ from typing import Any
 import pymupdf
 import pytest
 
-from clausewise.nodes.ingest.extract_page import parse_caption, rows_to_markdown, table_rows
+from clausewise.nodes.ingest.extract_page import parse_caption, rows_to_markdown, table_footnotes, table_rows
 from clausewise.nodes.ingest.extract_page import read_page as extract_page
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -260,6 +260,41 @@ def test_table_rows_empty_cell_and_pipe_escaped() -> None:
     assert rows == [["a|b", "x"], ["Only first", ""]]
     assert "a\\|b" in rows_to_markdown(rows)
     assert rows_to_markdown([]) == ""
+
+
+def test_footnotes_read_as_a_tables_last_rows_go_under_its_grid_as_printed() -> None:
+    """Notes printed under a table inside its region come out of find-the-rows as rows: a marker in a
+    cell of its own ("a" | "Windswept ..."), lines a note goes on over, "1) ..." (OCR's "I) ..."),
+    "b The ...", "NOTE 2". They leave the grid, one line each as printed, from the first that opens a
+    note; the grid keeps its rows of words and numbers."""
+    grid = [["Topography", "Ce"], ["Windswept a", "0,8"], ["Normal b", "1,0"]]
+    notes = [
+        ["a", "Windswept: flat unobstructed areas exposed on all sides"],
+        ["without shelter afforded by terrain or trees.", ""],
+        ["b Normal topography: areas where there is no removal of snow", ""],
+        ["I) Increase by 1 kN/m3 for reinforced concrete", ""],
+        ["NOTE 2 The National Annex may give other values.", ""],
+    ]
+    assert table_footnotes(grid + notes) == (
+        grid,
+        [
+            "a Windswept: flat unobstructed areas exposed on all sides",
+            "without shelter afforded by terrain or trees.",
+            "b Normal topography: areas where there is no removal of snow",
+            "I) Increase by 1 kN/m3 for reinforced concrete",
+            "NOTE 2 The National Annex may give other values.",
+        ],
+    )
+    # a table of categories ends in rows of words that no note opens; a lettered row with its value
+    # in a cell of its own is the table's
+    categories = [["Category", "Use"], ["A", "Domestic"], ["C3: Areas without obstacles", "Public buildings"]]
+    assert table_footnotes(categories) == (categories, [])
+    lettered = [["Case", "Value"], ["a) persistent", "1,0"], ["b) accidental", "0,5"]]
+    assert table_footnotes(lettered) == (lettered, [])
+    assert table_footnotes([["a", "Only a note in a table of one row"]]) == (
+        [["a", "Only a note in a table of one row"]],
+        [],
+    )
 
 
 # ---------------------------------------------------------------- other layouts (tests/helpers/layouts.py)

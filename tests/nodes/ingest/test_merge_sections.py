@@ -238,6 +238,16 @@ def test_tables_figures_and_expressions(ingested: SimpleNamespace) -> None:
     }
 
 
+def test_a_tables_marked_note_is_the_tables_and_not_the_clauses(ingested: SimpleNamespace) -> None:
+    """Table 4.1's row "Garden with trees a)" marks the note printed under it ("a) Trees taller ..."):
+    the note is the table's text, after its rows, and no longer clause 4.2's."""
+    table = _s(ingested, "table_4.1")["text"]
+    note = "a) Trees taller than 5 m within a distance of 10 m from the structure."
+    assert " ".join(table.split("\n")[-1].split()) == note
+    assert "Trees taller" not in _s(ingested, "4.2")["text"]
+    assert not any("Trees taller" in " ".join(row) for row in _s(ingested, "table_4.1")["rows"])
+
+
 @pytest.mark.parametrize("code", ["table_4.1", "table_5.1", "figure_5.1", "expression_5.1"])
 def test_objects_store_has_caption_page_and_image(ingested: SimpleNamespace, code: str) -> None:
     stores = Stores(LocalBlobs(ingested.dir))
@@ -832,6 +842,28 @@ def test_a_tables_footnotes_go_with_it_and_notes_numbered_on_from_the_clause_sta
     rest = entries["X_C.3"]["text"]
     assert "NOTE 2 The National Annex may prescribe" in rest  # the paragraph's notes go on under the table
     assert "speed limit" not in rest and "least value" not in rest
+
+
+def test_a_note_the_table_marks_goes_with_it_but_a_list_after_a_table_stays_in_the_clause() -> None:
+    """ "a) Trees taller than 5 m ..." under a table whose row ends in "a)" is the table's note; the same
+    kind of line under a table that marks nothing is the clause's list going on."""
+    from clausewise.nodes.ingest.merge_sections import _table_notes
+
+    def clause(caption: str) -> str:
+        head = "4.2 Values\n(2) The values are given in the following table.\n"
+        return f"{head}{caption}\na) Trees taller than 5 m.\n(3) Next."
+
+    entries = {
+        "X_4.2": {"kind": "clause", "text": clause("Table 4.1 Factors"), "page_map": [[0, 5]], "pages": [5]},
+        "X_table_4.1": _table_entry("X_4.2", "Table 4.1 Factors", "| Garden with trees a) | 0,7 |", [[0, 5]]),
+        "X_4.3": {"kind": "clause", "text": clause("Table 4.2 Cases"), "page_map": [[0, 6]], "pages": [6]},
+        "X_table_4.2": _table_entry("X_4.3", "Table 4.2 Cases", "| Open garden | 0,5 |", [[0, 6]]),
+    }
+    _table_notes(entries)
+    assert entries["X_table_4.1"]["text"].endswith("| Garden with trees a) | 0,7 |\na) Trees taller than 5 m.")
+    assert "Trees taller" not in entries["X_4.2"]["text"] and entries["X_4.2"]["text"].endswith("Factors\n(3) Next.")
+    assert entries["X_table_4.2"]["text"] == "Table 4.2 Cases\n| Open garden | 0,5 |"
+    assert "a) Trees taller than 5 m.\n(3) Next." in entries["X_4.3"]["text"]
 
 
 def test_lettered_notes_written_with_a_full_stop_go_with_their_table_also_after_a_line_of_change_marks() -> None:
