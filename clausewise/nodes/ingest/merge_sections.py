@@ -798,9 +798,9 @@ def _marked_in(table_text: str, text: str, start: int) -> bool:
     end of a cell ("| Garden with trees a) | 0,7 |"): a list's item "a) for ..." after a table is not
     its note, unless the table marks it."""
     m = _MARKED_NOTE.match(text, start)
-    if m is None or not text[m.end() : m.end() + 2].strip():
-        return False
-    return re.search(r"\S\s" + re.escape(m.group(0)) + r"\s*(?:\||$)", table_text, re.M) is not None
+    if m is None or not text[m.end() : m.end() + 2].strip() or _PARAGRAPH_START.match(text, start):
+        return False  # "(2) Horizontal actions ...": the clause's next paragraph, whatever a cell holds
+    return re.search(r"[^\s|]\s+" + re.escape(m.group(0)) + r"\s*(?:\||$)", table_text, re.M) is not None
 
 
 def _note_runs_on(table_text: str) -> bool:

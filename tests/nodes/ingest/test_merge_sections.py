@@ -858,12 +858,22 @@ def test_a_note_the_table_marks_goes_with_it_but_a_list_after_a_table_stays_in_t
         "X_table_4.1": _table_entry("X_4.2", "Table 4.1 Factors", "| Garden with trees a) | 0,7 |", [[0, 5]]),
         "X_4.3": {"kind": "clause", "text": clause("Table 4.2 Cases"), "page_map": [[0, 6]], "pages": [6]},
         "X_table_4.2": _table_entry("X_4.3", "Table 4.2 Cases", "| Open garden | 0,5 |", [[0, 6]]),
+        # a row labelled "(3)", as the paragraph after the table is numbered: a label, not a note's marker
+        "X_4.4": {
+            "kind": "clause",
+            "text": clause("Table 4.3 Loads").replace("a) Trees taller than 5 m.\n", ""),
+            "page_map": [[0, 7]],
+            "pages": [7],
+        },  # fmt: skip
+        "X_table_4.3": _table_entry("X_4.4", "Table 4.3 Loads", "| (3) | Inside the area | 10 % |", [[0, 7]]),
     }
     _table_notes(entries)
     assert entries["X_table_4.1"]["text"].endswith("| Garden with trees a) | 0,7 |\na) Trees taller than 5 m.")
     assert "Trees taller" not in entries["X_4.2"]["text"] and entries["X_4.2"]["text"].endswith("Factors\n(3) Next.")
     assert entries["X_table_4.2"]["text"] == "Table 4.2 Cases\n| Open garden | 0,5 |"
     assert "a) Trees taller than 5 m.\n(3) Next." in entries["X_4.3"]["text"]
+    assert entries["X_table_4.3"]["text"] == "Table 4.3 Loads\n| (3) | Inside the area | 10 % |"
+    assert entries["X_4.4"]["text"].endswith("Table 4.3 Loads\n(3) Next.")
 
 
 def test_lettered_notes_written_with_a_full_stop_go_with_their_table_also_after_a_line_of_change_marks() -> None:
