@@ -7,6 +7,7 @@ import base64
 import re
 import time
 from collections import Counter, defaultdict
+from itertools import groupby
 from typing import Any
 
 from langgraph.runtime import Runtime
@@ -297,12 +298,18 @@ def _passage_md(p: dict[str, Any], limit: int) -> list[str]:
         lines.append(line)
         size += len(line) + 1
     # The page's line ends inside a sentence are the page's, not the reader's: the quote runs them on, so
-    # that the terminal wraps it once. A table: caption as a quote, rows as a markdown table.
-    prose = [ln for ln in lines if not ln.startswith("|")]
-    quoted = (continued_lines("\n".join(prose)) if prose else []) + after
-    rows = _without_empty_columns([ln for ln in lines if ln.startswith("|")])
-    body = "\n\n".join(part for part in ("\n".join("> " + ln + "  " for ln in quoted), "\n".join(rows)) if part)
-    return [head, body, ""]
+    # that the terminal wraps it once. A table: its caption as a quote, its rows as a markdown table, the
+    # notes printed under it as a quote under it, in the order they are printed.
+    parts = []
+    for is_row, run in groupby(lines, key=lambda ln: ln.startswith("|")):
+        block = list(run)
+        if is_row:
+            parts.append("\n".join(_without_empty_columns(block)))
+        else:
+            parts.append("\n".join("> " + ln + "  " for ln in continued_lines("\n".join(block))))
+    if after:
+        parts.append("\n".join("> " + ln + "  " for ln in after))
+    return [head, "\n\n".join(part for part in parts if part), ""]
 
 
 def _without_empty_columns(rows: list[str]) -> list[str]:

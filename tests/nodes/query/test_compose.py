@@ -401,6 +401,24 @@ def test_the_screen_lines_script_counts_a_brief_as_the_terminal_shows_it(tmp_pat
         script.main()
 
 
+def test_a_tables_notes_are_quoted_under_its_rows_as_printed_not_run_into_its_caption() -> None:
+    """Caption, rows, the notes printed under them: the brief keeps that order. The caption, which
+    ends without a full stop, does not run on into a note that starts in lower case ("a Windswept ...")."""
+    from clausewise.nodes.query.compose import _passage_md
+
+    text = (
+        "Table 5.1 Recommended values of Ce\n| Topography | Ce |\n|---|---|\n| Windswept a | 0,8 |\n"
+        "a Windswept topography: flat unobstructed areas exposed on all sides\nwithout shelter.\nNOTE See 5.2."
+    )
+    passage = {"key": "CEN_EN1991-9-9_table_5.1", "document": "EN 1991-9-9", "section": "Table 5.1",
+               "title": "Recommended values of Ce", "pages": [3], "text": text, "kind": "table"}  # fmt: skip
+    _, body, _ = _passage_md(passage, 1000)
+    assert body == (
+        "> Table 5.1 Recommended values of Ce  \n\n| Topography | Ce |\n|---|---|\n| Windswept a | 0,8 |\n\n"
+        "> a Windswept topography: flat unobstructed areas exposed on all sides without shelter.  \n> NOTE See 5.2.  "
+    )
+
+
 def test_a_table_of_rows_alone_is_shown_as_its_rows_without_an_empty_quote() -> None:
     from clausewise.nodes.query.compose import _passage_md
 
