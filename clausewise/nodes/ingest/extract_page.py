@@ -214,7 +214,7 @@ def _runs_on_into(above: str, more: str) -> bool:
 _FOOTNOTE_OPENS = re.compile(
     r"(?:(?:[a-z]|\d{1,2}|[IVX])\)|\([a-z\d]\)|[*†‡§]{1,3}(?=\s*[A-Z])|[a-z]\.?(?=\s+[A-Z])|NOTES?\b|Notes?\b)"
 )
-_MARKER_CELL = re.compile(r"(?:[a-z]|\d{1,2}|[IVX])\)?|[*†‡§]{1,3}")
+_MARKER_CELL = re.compile(r"(?:[a-z]|\d{1,2})\)?|[*†‡§]{1,3}")
 _NUMBER_CELL = re.compile(r"[-+±]?\s?\d+(?:[.,]\d+)?(?:\s?(?:to|-|–)\s?[-+]?\d+(?:[.,]\d+)?)?")
 
 
@@ -224,7 +224,8 @@ def table_footnotes(rows: list[list[str]]) -> tuple[list[list[str]], list[str]]:
     opens a note ("a) ...", "1) ...", "b The ...", "NOTE 2 ...") in the run of rows at the table's foot
     that hold only words, in one or two cells (a marker and its text). A row with a number in a cell
     of its own is the table's, and so is a run of word-only rows that no note opens (the rows of a
-    table of categories)."""
+    table of categories), and a table whose rows all hold only words in one or two cells is left whole
+    (its rows lettered "a", "b" or numbered "I", "II" could be notes or its rows)."""
 
     def words_only(row: list[str]) -> bool:
         filled = [c for c in row if c]
@@ -243,7 +244,7 @@ def table_footnotes(rows: list[list[str]]) -> tuple[list[list[str]], list[str]]:
     while foot > 2 and words_only(rows[foot - 1]):
         foot -= 1
     first = next((i for i in range(foot, len(rows)) if opens(rows[i])), None)
-    if first is None:
+    if first is None or all(words_only(row) or not any(row) for row in rows[:first]):
         return rows, []
     return rows[:first], [" ".join(c for c in row if c) for row in rows[first:]]
 

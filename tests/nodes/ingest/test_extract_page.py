@@ -291,6 +291,10 @@ def test_footnotes_read_as_a_tables_last_rows_go_under_its_grid_as_printed() -> 
     assert table_footnotes(categories) == (categories, [])
     lettered = [["Case", "Value"], ["a) persistent", "1,0"], ["b) accidental", "0,5"]]
     assert table_footnotes(lettered) == (lettered, [])
+    # a table of words alone, its rows numbered or lettered as notes are: left whole
+    risk = [["Risk category", "Nature of occupancy"], ["I", "Buildings of low risk to human life"]]
+    risk += [["II", "All buildings except those listed in I, III and IV"], ["a", "Agricultural facilities"]]
+    assert table_footnotes(risk) == (risk, [])
     assert table_footnotes([["a", "Only a note in a table of one row"]]) == (
         [["a", "Only a note in a table of one row"]],
         [],
