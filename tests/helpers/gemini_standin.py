@@ -1,6 +1,6 @@
-"""A local stand-in of the Gemini REST API (the Developer API's v1beta paths) on 127.0.0.1.
+"""A local stand-in of the Gemini REST API (the Developer API's v1beta and v1 paths) on 127.0.0.1.
 
-It answers ``POST /v1beta/models/{model}:generateContent`` with scripted replies and
+It answers ``POST /v1beta/models/{model}:generateContent`` (``/v1/...`` too) with scripted replies and
 ``:embedContent`` / ``:batchEmbedContents`` with deterministic unit-free vectors (derived from a hash
 of the text), and records every request, so tests can drive the real ``langchain-google-genai``
 client (through ``base_url``) without any network.
