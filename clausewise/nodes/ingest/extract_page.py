@@ -209,10 +209,11 @@ def _runs_on_into(above: str, more: str) -> bool:
     return above.endswith("-") or more[:1].islower()
 
 
+NOTE_LINE = re.compile(r"(?:NOTES?|Notes?)\b")  # a NOTE's opening, in a clause or under a table
 # a footnote's opening under a table: "a)", "1)", "I)" (OCR's "1)"), "(a)", "*", "a The ...", "a. The ...",
 # "NOTE 2"; its marker may sit in a cell of its own, left of its text
 _FOOTNOTE_OPENS = re.compile(
-    r"(?:(?:[a-z]|\d{1,2}|[IVX])\)|\([a-z\d]\)|[*†‡§]{1,3}(?=\s*[A-Z])|[a-z]\.?(?=\s+[A-Z])|NOTES?\b|Notes?\b)"
+    r"(?:(?:[a-z]|\d{1,2}|[IVX])\)|\([a-z\d]\)|[*†‡§]{1,3}(?=\s*[A-Z])|[a-z]\.?(?=\s+[A-Z])|" + NOTE_LINE.pattern + ")"
 )
 _MARKER_CELL = re.compile(r"(?:[a-z]|\d{1,2})\)?|[*†‡§]{1,3}")
 _NUMBER_CELL = re.compile(r"[-+±]?\s?\d+(?:[.,]\d+)?(?:\s?(?:to|-|–)\s?[-+]?\d+(?:[.,]\d+)?)?")

@@ -19,7 +19,7 @@ from langgraph.runtime import Runtime
 from clausewise.graph.state import IngestContext, IngestState
 from clausewise.keys import DocId, code_label, object_key, slug, split_key
 from clausewise.nodes.ingest.check_document import IngestError, doc_id_of
-from clausewise.nodes.ingest.extract_page import CHANGE_MARK, EXPRESSION, expression_number, parse_caption
+from clausewise.nodes.ingest.extract_page import CHANGE_MARK, EXPRESSION, NOTE_LINE, expression_number, parse_caption
 from clausewise.page_map import page_at
 from clausewise.pdf import close_pdf
 
@@ -781,7 +781,6 @@ def build_sections(doc: DocId, title: str, pages: list[dict[str, Any]]) -> dict[
     return {key: entries[key] for key in ordered}
 
 
-_NOTE_LINE = re.compile(r"(?:NOTES?|Notes?)\b")
 _FOOTNOTE_LINE = re.compile(r"[a-h]\.? [A-Z]")  # a table's footnote: "b The value of db may be ...", "a. The"
 _NOTE_NUMBER = re.compile(r"(?:NOTE|Note)\s+(\d{1,2})\b")
 _CAPTION_GOES_ON = re.compile(r"[a-z][a-z ,()-]*$")  # a caption's title wrapped onto a second line
@@ -811,7 +810,7 @@ def _note_runs_on(table_text: str) -> bool:
     for line in reversed(lines[-12:]):
         if line.startswith("|"):
             return False
-        if _NOTE_LINE.match(line) or _FOOTNOTE_LINE.match(line):
+        if NOTE_LINE.match(line) or _FOOTNOTE_LINE.match(line):
             return True
     return False
 
@@ -848,7 +847,7 @@ def _table_notes(entries: dict[str, dict[str, Any]]) -> None:
         ):
             start = line_end + 1  # a line of change marks alone ("\\4\\ /4/") where a note was deleted
         if start == 0 or not (
-            _NOTE_LINE.match(text, start)
+            NOTE_LINE.match(text, start)
             or _FOOTNOTE_LINE.match(text, start)
             or _marked_in(entry["text"], text, start)
             or (runs_on and text[start : start + 1].islower())
