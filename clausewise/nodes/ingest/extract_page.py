@@ -137,7 +137,7 @@ CELL_GAP = 12.0  # points between two pieces of one baseline that make them cell
 
 def _merge_row(row: list[dict[str, Any]]) -> dict[str, Any]:
     merged: dict[str, Any] = {
-        "text": _REPEATED_MARK.sub(r"\1", " ".join(ln["text"] for ln in row)),
+        "text": _MISREAD_MARK.sub("\u2022", _REPEATED_MARK.sub(r"\1", " ".join(ln["text"] for ln in row))),
         "bbox": [
             min(ln["bbox"][0] for ln in row),
             min(ln["bbox"][1] for ln in row),
@@ -447,6 +447,10 @@ _PRIVATE_USE = re.compile("[\uf000-\uf0ff]")
 # A list item's mark given twice ("■ ■ be strong ..."): publishing software sets the mark in a symbol
 # font and the tab after it as a blank glyph that claims to be the same mark. One is drawn.
 _REPEATED_MARK = re.compile(r"^([■●•▪◆◦‣–—])(?:\s*\1)+(?=\s)")
+# The same with a font that declares its mark as a letter of no word ("ȣȣ 2 mm where ..." for a drawn
+# "›"): an accented or extended Latin letter twice over as a word of its own is a mark, read as a bullet
+# (after a tick, "✓ ȣȣ 10 mm", or between two columns of a list, "• Paint runs ȣȣ Dust", too).
+_MISREAD_MARK = re.compile(r"(?:^|(?<=\s))([\u00c0-\u02af])\s*\1(?=\s)")
 
 
 def _span_text(span: dict[str, Any]) -> str:

@@ -478,6 +478,29 @@ def test_a_list_mark_given_twice_is_read_once() -> None:
     assert _merge_row(row("■", "● mixed"))["text"] == "■ ● mixed"
 
 
+def test_a_mark_a_font_declares_as_a_letter_is_read_as_a_bullet() -> None:
+    """A font whose list mark claims to be a letter of no word (a drawn "›" read "ȣ", given twice as
+    above) gives "• 2 mm where ...", at a line's start, after a tick or between two columns of a list; a
+    word of one letter, a Roman numeral, a symbol given twice in a formula, a mathematical letter and
+    the doubled letter at a line's end (no text follows to be marked) are left as they are."""
+    from clausewise.nodes.ingest.extract_page import _merge_row
+
+    def row(*texts: str) -> list[dict[str, Any]]:
+        return [{"text": t, "bbox": [10.0 * i, 0, 10.0 * i + 5, 10]} for i, t in enumerate(texts)]
+
+    assert (
+        _merge_row(row("ȣȣ", "2 mm where the floor plane is flush"))["text"] == "• 2 mm where the floor plane is flush"
+    )
+    assert _merge_row(row("ȣ", "ȣ", "New Zealand Standards"))["text"] == "• New Zealand Standards"
+    assert _merge_row(row("à", "la charge"))["text"] == "à la charge"
+    assert _merge_row(row("II", "Area with low vegetation"))["text"] == "II Area with low vegetation"
+    assert _merge_row(row("° °", "C"))["text"] == "° ° C"
+    assert _merge_row(row("𝑅𝑅", "is the response"))["text"] == "𝑅𝑅 is the response"
+    assert _merge_row(row("✓", "ȣȣ", "10±3 mm"))["text"] == "✓ • 10±3 mm"
+    assert _merge_row(row("• Paint runs", "ȣȣ", "Dust"))["text"] == "• Paint runs • Dust"
+    assert _merge_row(row("Façade", "éé"))["text"] == "Façade éé"
+
+
 def _margin_page(page: pymupdf.Page, body: list[str], notes: list[tuple[float, list[str], bool]]) -> None:
     """Body text at x 198-540 in 11 pt, a blank line between paragraphs (""), and blocks of notes in the
     left margin (x 59-162) at a given height, bold when asked."""
