@@ -380,10 +380,14 @@ _VALUE = re.compile(
     r"|(?![ij]\s?=\s?\d(?![.,\d]))[A-Za-zψμγα][\w,]{0,5}\s?=\s?[-+]?\d|recommended values? (?:is|are|of)",
 )
 _SENTENCE_END = re.compile(r"(?<=[.;:])\s+(?=[A-Z(])")
+# a table's or figure's caption ("Figure 4.2 - The exposure factor for co = 1,0"): it names what is
+# drawn or tabled, its numbers the case drawn; a sentence that opens with one ("Table 4.1 gives") goes on
+_CAPTION_LINE = re.compile(r"(?:Table|Figure|Fig\.)\s+[A-Z]?\d[\w.\-]*(?:\s*[-–—:.]\s*|\s+)(?=[A-Z(])")
 
 
 def value_statements(text: str) -> list[str]:
-    """Sentences and table rows of ``text`` that state a value, white space collapsed. A sentence runs
+    """Sentences and table rows of ``text`` that state a value, white space collapsed (a caption is
+    not one, though it gives the case drawn: "Figure 4.2 - ... for co = 1,0"). A sentence runs
     on over a printed line break when the next line carries on in lower case ("... above 1 500 m,
     unless" / "otherwise specified."); a line that starts otherwise (a symbol's definition, a formula)
     stands alone."""
@@ -392,7 +396,7 @@ def value_statements(text: str) -> list[str]:
         if line.startswith("|"):
             pieces = [" | ".join(c.strip() for c in line.strip("|").split("|") if c.strip())]
         else:
-            pieces = _SENTENCE_END.split(line)
+            pieces = [x for x in _SENTENCE_END.split(line) if not _CAPTION_LINE.match(x)]
         out += [" ".join(x.split()) for x in pieces if _VALUE.search(x) and len(x.split()) >= 2]
     return [x[:300] for x in out]
 

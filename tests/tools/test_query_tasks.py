@@ -179,7 +179,10 @@ def test_the_summarys_value_sentences_run_over_their_printed_lines() -> None:
         "c) For frames with walls less than 100 m high and whose\nwidth is at least 10 m, no check is needed.\n"
         "| Category A | qk = 2,0 | 2,0 kN/m2 |\n| Category B | 3,0 kN/m2 |\n"
         "(6) Sum the i=1 to n factors over the measures in place.\n(7) Take k = 1,0 and j = 2.5 here.\n"
-        "(8) Where the line speed is less than 50 km/h."
+        "(8) Where the line speed is less than 50 km/h.\n"
+        "Figure 4.2 - Illustrations of the exposure factor ce(z) for co = 1,0, kl = 1,0\n"
+        "Table 2-1 Deflection Limits for Framing Supporting Walls of 10 m\n"
+        "Table 4.1 gives the force for lorries: 1000 kN on motorways."
     )
     assert value_statements(text) == [
         "(2) This Part does not apply for sites at altitudes above 1 500 m, unless otherwise specified.",
@@ -195,6 +198,8 @@ def test_the_summarys_value_sentences_run_over_their_printed_lines() -> None:
         # a sum's running index read into the line ("i=1" under the sign) states no value; a symbol does
         "(7) Take k = 1,0 and j = 2.5 here.",
         "(8) Where the line speed is less than 50 km/h.",
+        # a caption is not a statement (its numbers are the case drawn); a sentence opening with one is
+        "Table 4.1 gives the force for lorries: 1000 kN on motorways.",
     ]
 
 
