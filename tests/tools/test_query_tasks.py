@@ -182,6 +182,7 @@ def test_the_summarys_value_sentences_run_over_their_printed_lines() -> None:
         "(8) Where the line speed is less than 50 km/h.\n"
         "Figure 4.2 - Illustrations of the exposure factor ce(z) for co = 1,0, kl = 1,0\n"
         "Table 2-1 Deflection Limits for Framing Supporting Walls of 10 m\n"
+        "FIG. 1 BASIC WIND SPEED IN m/s FOR 50 years\n"
         "Table 4.1 gives the force for lorries: 1000 kN on motorways."
     )
     assert value_statements(text) == [
