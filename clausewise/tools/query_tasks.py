@@ -382,7 +382,9 @@ _VALUE = re.compile(
 _SENTENCE_END = re.compile(r"(?<=[.;:])\s+(?=[A-Z(])")
 # a table's or figure's caption ("Figure 4.2 - The exposure factor for co = 1,0"): it names what is
 # drawn or tabled, its numbers the case drawn; a sentence that opens with one ("Table 4.1 gives") goes on
-_CAPTION_LINE = re.compile(r"(?:Table|TABLE|Figure|FIGURE|Fig\.|FIG\.)\s+[A-Z]?\d[\w.\-]*(?:\s*[-–—:.]\s*|\s+)(?=[A-Z(])")
+_CAPTION_LINE = re.compile(
+    r"(?:Table|TABLE|Figure|FIGURE|Fig\.|FIG\.)\s+[A-Z]?\d[\w.\-]*(?:\s*[-–—:.]\s*|\s+)(?=[A-Z(])"
+)
 
 
 def value_statements(text: str) -> list[str]:

@@ -249,6 +249,8 @@ def _designations_seen(lines: list[_Line], meta: dict[str, str]) -> list[_Seen]:
             after = text[end : end + 60]
             earlier = bool(_EARLIER.search(text[max(0, start - 60) : start]))
             seen.append(_Seen(found, kind, ln.page, ln.size, after, earlier))
+            if kind == "margin" and ln.page == title_pages[0]:  # atop the cover, as its own text names it
+                seen.append(_Seen(found, "first", ln.page, ln.size, after, earlier))
     for field in ("title", "subject"):
         for found, (_, end), _ in find_designations(meta.get(field) or ""):
             seen.append(_Seen(found, "meta", -1, 0.0, (meta.get(field) or "")[end : end + 60], False))

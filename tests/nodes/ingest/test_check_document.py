@@ -29,6 +29,7 @@ class Layout:
     stamp: str | None = None  # a distributor's stamp in the top margin of every page
     meta: dict[str, str] = field(default_factory=dict)
     body_pages: int = 4
+    cover_top: str | None = None  # a line in the cover's top margin only
 
 
 def make_pdf(path: Path, layout: Layout) -> Path:
@@ -45,6 +46,8 @@ def make_pdf(path: Path, layout: Layout) -> Path:
         if layout.stamp:
             page.insert_text((40, 18), layout.stamp, fontsize=6)
         if n == 0:
+            if layout.cover_top:
+                page.insert_text((60, 30), layout.cover_top, fontsize=10)
             y = 160.0
             for text, size in layout.cover:
                 page.insert_text((60, y), text, fontsize=size)
@@ -214,6 +217,17 @@ def test_a_designation_only_in_a_distributor_stamp_is_not_the_document(tmp_path:
     )
     doc = read(make_pdf(tmp_path / "code.pdf", layout))
     assert (doc["key"], doc["edition"]) == ("FEMA_FEMA-P-999", "2020")
+
+
+def test_a_designation_atop_the_cover_alone_names_the_document(tmp_path: Path) -> None:
+    """Printed small in the cover's top margin and nowhere else (no running headers): the cover's own
+    text names the code, as a line under its title would."""
+    layout = Layout(
+        cover=[("Indian Standard", 16), ("CODE OF PRACTICE FOR DESIGN LOADS", 16), ("PART 9 SAMPLE LOADS", 14)],
+        cover_top="IS 875 (Part 9) : 2019",
+    )
+    doc = read(make_pdf(tmp_path / "code.pdf", layout))
+    assert (doc["key"], doc["edition"]) == ("BIS_IS875-9", "2019")
 
 
 def test_a_real_metadata_title_that_the_page_bears_out_is_kept(tmp_path: Path) -> None:
