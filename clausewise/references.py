@@ -49,6 +49,17 @@ _BARE_CLAUSE = re.compile(
 # expression's number has two levels and no paragraph ("(6.10)").
 _BRACKETED_CLAUSE = re.compile(rf"(?<=\(){_CLAUSE_NUM}(?P<para>\s?{_PARA})?(?![\w.]*\d)")
 _ANNEX_PARA = re.compile(r"(?<![\w.])(?P<letter>[A-H])\s?\((?P<para>\d{1,2})\)")
+# A clause of an annex by its number: "given in A.3", "see E.2.5", "B. 2 (3)" (OCR's spaces), "A 1.3(2)"
+# (clause 3 of annex A1). Without it, "A 1.3(2)" was read as clause 1.3.
+_ANNEX_CLAUSE = re.compile(
+    rf"(?<![\w.])(?P<num>[A-H](?:\s?[1-9])?\s?\.\s?\d{{1,2}}(?:\s?\.\s?\d{{1,2}}){{0,3}})(?P<para>\s?{_PARA})?(?![\w.]*\d)"
+)
+# the next number of a list after a wide one ("Tables C-1, C-2, and C-3")
+_WIDE_MORE = re.compile(
+    r"\s?(?:,\s?(?:and\s|or\s)?|\s(?:and|or|to)\s)\s?"
+    r"(?P<num>(?:[A-Z]\d?[.-]?)?\d{1,4}(?:[.-]\d{1,3}){0,4}[a-z]?(?:\([A-Z0-9]{1,2}\))?)(?![\w-])"
+)
+_OWN_PARAGRAPH = re.compile(r"\(\s?\d{1,2}\s?\)")  # "clauses (4) and (5)": paragraphs of the clause itself
 _SECTION_PARA = re.compile(r"(?<![\w.,])(?P<num>[1-9]\d?)\s?\((?P<para>\d{1,2})\)(?!\s?[a-z]\))")
 _NEIGHBOUR = re.compile(
     r"\b(?P<dir>see above|given above|shown above|as above|see below|given below|shown below|"
@@ -303,17 +314,32 @@ def spot_references(doc: DocId, section: Section, known: set[str]) -> list[dict[
         kind = code.split("_")[0] if "_" in code else "clause"
         if key in known or (kind in wide_kinds or kind == "clause" and "clause" in wide_kinds) and "-" in number:
             add(m.group(0), m.span(), key, kind)
+            pos = m.end()  # "Tables C-1, C-2, and C-3": each number of the list, in the same form
+            while more := _WIDE_MORE.match(text, pos):
+                member = object_key(doc, _wide_target(m.group("kind"), more.group("num")))
+                if member in known:
+                    add(more.group("num"), more.span("num"), member, kind)
+                taken.append(more.span())
+                pos = more.end()
         elif re.match(r"\d{3}", number):
             taken.append(m.span())  # "Section 1603" of a quoted code is not our Section 16
+
+    def named(kind: str, number: str) -> str:
+        if kind == "clause" and _OWN_PARAGRAPH.fullmatch(number.strip()):
+            return str(section["key"])  # a paragraph of this clause: no reference out of it
+        return object_key(doc, _target_code(kind, number))
+
     for m in _OBJECT_REF.finditer(text):
         kind = _kind_code(m.group("kind"))
         head = (m.start(), m.end("first"))  # "Tables 5.1": the word and the first number
-        add(text[head[0] : head[1]], head, object_key(doc, _target_code(kind, m.group("first"))), kind)
+        if any(a <= m.start("first") < b for a, b in taken):
+            continue  # read already ("ASCE 7-16 Table 13.6-1", "Tables C-1, C-2"): its "-1" is no clause 1
+        add(text[head[0] : head[1]], head, named(kind, m.group("first")), kind)
         more_start = m.start("more")
         previous = m.group("first")
         for n in re.finditer(r"\(?\s?" + _NUMTOK + r"\s?\)?|[A-H]\b", m.group("more") or ""):
             span = (more_start + n.start(), more_start + n.end())  # "Tables 5.1 and 5.2": each its own span
-            add(text[span[0] : span[1]], span, object_key(doc, _target_code(kind, n.group(0))), kind, maybe_clause=True)
+            add(text[span[0] : span[1]], span, named(kind, n.group(0)), kind, maybe_clause=True)
             if _RANGE.search(text[max(more_start, span[0] - 5) : span[0]]):
                 # "Tables 7.1 to 7.5": the ones in between are named too
                 for code in _between(_target_code(kind, previous), _target_code(kind, n.group(0))):
@@ -322,6 +348,11 @@ def spot_references(doc: DocId, section: Section, known: set[str]) -> list[dict[
             previous = n.group(0)
     for m in _ANNEX_PARA.finditer(text):
         add(m.group(0), m.span(), object_key(doc, f"annex_{m.group('letter')}"), "annex")
+    for m in _ANNEX_CLAUSE.finditer(text):
+        key = object_key(doc, re.sub(r"\s", "", m.group("num")))
+        cue = _CUE.search(text[max(0, m.start() - 25) : m.start()])
+        if key in known and (cue or m.group("para")) and not _among_values(text, m.start(), m.end()):
+            add(m.group(0).strip(), m.span(), key, "clause")
     for m in _BARE_CLAUSE.finditer(text):
         key = object_key(doc, m.group("num"))
         cue = _CUE.search(text[max(0, m.start() - 25) : m.start()])

@@ -232,6 +232,34 @@ def test_a_clause_reference_is_kept_as_written(text: str, raw: str) -> None:
     assert all(text[r["span"][0] : r["span"][1]] == r["raw"] for r in refs)
 
 
+def test_an_annex_clause_is_referred_to_by_its_number() -> None:
+    """ "given in A.3", "see E.2.5", "B. 2 (3)" (a scan's spaces) and "A 1.3(2)" (clause 3 of annex A1)
+    name clauses of annexes the document has, after a word that cites or with a paragraph named;
+    "A 1.3(2)" is not clause 1.3, and an annex number among values or opening a heading is no reference."""
+    known = {f"{DOC}_{c}" for c in ("A.3", "E.2.5", "B.2", "A1.3", "1.3", "A.2")}
+    text = (
+        "The procedure is given in A.3. Fire loads (see E.2.5) apply; the peak factor in B. 2 (3) is used.\n"
+        "NOTE See also A 1.3(2).\nvalues A.2 3,5 and 4,0\nA.2 Terrain categories"
+    )
+    refs = spot_references(DocId("CEN", "EN1991-9-9"), _section(text), known)
+    assert [(r["raw"], r["target"]) for r in refs] == [
+        ("A.3", f"{DOC}_A.3"),
+        ("E.2.5", f"{DOC}_E.2.5"),
+        ("B. 2 (3)", f"{DOC}_B.2"),
+        ("A 1.3(2)", f"{DOC}_A1.3"),
+    ]
+
+
+def test_a_clauses_own_paragraphs_are_no_reference_out_of_it() -> None:
+    """ "(see Table E.2 and clauses (4) and (5))" names paragraphs of the clause itself, not sections 4
+    and 5; "clauses 4 and 5" names the sections."""
+    known = {f"{DOC}_4", f"{DOC}_5", f"{DOC}_table_E.2"}
+    refs = spot_references(DocId("CEN", "EN1991-9-9"), _section("(see Table E.2 and clauses (4) and (5))."), known)
+    assert [r["target"] for r in refs] == [f"{DOC}_table_E.2"]
+    refs = spot_references(DocId("CEN", "EN1991-9-9"), _section("see clauses 4 and 5"), known)
+    assert [r["target"] for r in refs] == [f"{DOC}_4", f"{DOC}_5"]
+
+
 def test_a_bracketed_number_is_a_clause_only_with_three_levels_or_a_paragraph() -> None:
     """ "(6.10)" numbers an expression; "(4.2.3)" and "(4.5 (2))" in brackets name clauses."""
     known = {f"{DOC}_4.5", f"{DOC}_4.2.3"}
@@ -323,6 +351,21 @@ def test_wide_numbers_resolve_where_the_document_has_them() -> None:
     assert found["Table 3-4"] == ("table_3-4", False)  # named, not in the document
     quoted = spot_references(doc, {"key": "DOD_UFC3-301-01_x", "text": "per Section 1603 of the IBC"}, known)
     assert quoted == []  # not a truncated "Section 16"
+
+
+def test_a_list_of_hyphen_numbers_names_each_and_no_clause_of_their_parts() -> None:
+    """ "Tables C-1, C-2, and C-3" names the three tables, not a table "C" and clause 2; a quoted code's
+    "Table 13.6-1" or "Sections B-5.1 and B-5.2" of the document's own are read whole: the "-1" after a
+    number another reading took is no clause 1."""
+    doc = DocId("DOD", "UFC3-301-01")
+    known = {f"DOD_UFC3-301-01_{c}" for c in ("table_C-1", "table_C-2", "table_C-3", "1", "2", "B-5.1", "B-5.2")}
+    text = (
+        "Tables C-1, C-2, and C-3 may be used; see ASCE 7-16 Table 13.6-1 and ASCE 7-22 Equation 13.3-1.\n"
+        "The requirements of Sections B-5.1 and B-5.2 must be satisfied."
+    )
+    refs = spot_references(doc, _section(text, key="DOD_UFC3-301-01_C-3.1"), known)
+    internal = [r["target"].split("_", 2)[2] for r in refs if r["document"] == "DOD_UFC3-301-01"]
+    assert internal == ["table_C-1", "table_C-2", "table_C-3", "B-5.1", "B-5.2"]
 
 
 def test_hyphens_stay_ranges_where_the_document_has_no_hyphen_numbers() -> None:
