@@ -127,11 +127,12 @@ _EXT_PARA = r"(?P<para>\s?\(\s?\d{1,2}\s?\)(?:\s?P\b)?)?"
 _EXT_AFTER = re.compile(
     r"(?:\s?,\s?|[ \t])(?:" + _EXT_KIND + r"\s?(?P<num>" + _EXT_NUM + r")|(?P<bare>" + _EXT_BARE + r"))" + _EXT_PARA
 )
-# before it: "Expression (6.10) of EN 1990", "see 4.3 of EN 1991-1-4", "Tables 5.1 and 5.2 of EN 1990"
+# before it: "Expression (6.10) of EN 1990", "see 4.3 of EN 1991-1-4", "Tables 5.1 and 5.2 of EN 1990",
+# "Annex A2 to EN 1990"
 _EXT_BEFORE = re.compile(
     r"(?:(?<![A-Za-z])" + _EXT_KIND + r"\s?(?P<num>" + _EXT_NUM + r")"
     r"(?P<more>(?:\s?(?:,|and|or)\s?" + _EXT_NUM + r")*)"
-    r"|(?<![\w.,(])(?P<bare>" + _EXT_BARE + r"))" + _EXT_PARA + r"\s?,?\s(?P<prep>of|in)\s$"
+    r"|(?<![\w.,(])(?P<bare>" + _EXT_BARE + r"))" + _EXT_PARA + r"\s?,?\s(?P<prep>of|in|to)\s$"
 )
 _RANK = {"annex": 1, "clause": 2, "table": 3, "figure": 3, "expression": 3}
 _OLD_TAIL = re.compile(r"\s?,?\s?(?:clause\s)?(?P<num>\d{1,2}(?:\.\d{1,2}){1,4})")
@@ -176,6 +177,8 @@ def _objects_before(text: str, start: int) -> tuple[list[tuple[tuple[int, int], 
         return None
     if m.group("bare") and m.group("prep") == "in" and not _CUE.search(text[max(0, m.start() - 25) : m.start()]):
         return None  # "a factor 1.5 in EN 1990" is not clause 1.5: "in" needs a cue ("given in 4.3 in ...")
+    if m.group("bare") and m.group("prep") == "to":
+        return None  # "Annex A2 to EN 1990" is its annex; "from 1.5 to EN ..." names nothing
     if m.group("bare"):
         return [((m.start(), start), _bare_code(m.group("bare")))], m.start()
     kind = m.group("kind")

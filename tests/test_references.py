@@ -250,6 +250,19 @@ def test_an_annex_clause_is_referred_to_by_its_number() -> None:
     ]
 
 
+def test_an_annex_to_another_document_is_that_documents() -> None:
+    """ "Annex A2 to EN 1990" is EN 1990's annex, not this document's Annex A2 (which it has, on another
+    subject); "Annex A 1 of this standard" stays this document's."""
+    doc = DocId("CEN", "EN1991-9-9")
+    known = {f"{DOC}_annex_A1", f"{DOC}_annex_A2"}
+    text = "given in Annex A 1 of this standard for buildings, and in Annex A2 to EN 1990 for bridges."
+    refs = spot_references(doc, _section(text), known)
+    assert [(r["raw"].strip(), r["target"]) for r in refs] == [
+        ("Annex A 1", f"{DOC}_annex_A1"),
+        ("Annex A2 to EN 1990", "CEN_EN1990_annex_A2"),
+    ]
+
+
 def test_a_clauses_own_paragraphs_are_no_reference_out_of_it() -> None:
     """ "(see Table E.2 and clauses (4) and (5))" names paragraphs of the clause itself, not sections 4
     and 5; "clauses 4 and 5" names the sections."""
