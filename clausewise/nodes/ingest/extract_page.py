@@ -571,9 +571,18 @@ def _label(line: dict[str, Any]) -> bool:
 
 def _gutter(lines: list[dict[str, Any]], labels: bool = False) -> float | None:
     """The x of a column gutter: a vertical strip no line crosses (full-width titles and tables
-    aside), with text columns on both sides that stand side by side; with ``labels``, a drawing's
-    labels are not counted. None on a one-column page."""
+    aside), with text columns on both sides that stand side by side; a table's rows (three or more
+    pieces on a baseline) and, with ``labels``, a drawing's labels are not counted. None on a
+    one-column page."""
     lines = [ln for ln in lines if not (labels and _label(ln))]
+    # Rows of three or more pieces on one baseline, one after another, are a table's (under the
+    # columns, or in one): its short cells on both sides would make neither side a column of text.
+    # Two columns put at most two lines on a baseline, one each. A table whose cells wrap (rows of
+    # one or two pieces between) stays: its left cells would pass for a column.
+    rows = _rows(lines)
+    wide = [len(row) >= 3 for row in rows]
+    table = [w and ((k > 0 and wide[k - 1]) or (k + 1 < len(rows) and wide[k + 1])) for k, w in enumerate(wide)]
+    lines = [ln for row, t in zip(rows, table, strict=True) if not t for ln in row]
     if len(lines) < 6:
         return None
     x0, x1 = min(ln["bbox"][0] for ln in lines), max(ln["bbox"][2] for ln in lines)
@@ -598,7 +607,22 @@ def _gutter(lines: list[dict[str, Any]], labels: bool = False) -> float | None:
     if not runs:
         return None
     best = max(runs, key=lambda r: r[1] - r[0])
-    return (best[0] + best[1]) / 2
+    # the middle of the stretch that the fewest lines of the left column reach into (its longest lines
+    # may end inside the run; a line that starts inside it, a footer set off-centre, does not count)
+    crossed = {
+        x: sum(1 for ln in lines if ln["bbox"][0] < best[0] - 1 and ln["bbox"][2] > x + 1)
+        for x in range(int(best[0]), int(best[1]) + 1, 2)
+    }
+    fewest = min(crossed.values())
+    stretches: list[list[int]] = []
+    for x in range(int(best[0]), int(best[1]) + 1, 2):
+        if crossed[x] == fewest:
+            if stretches and stretches[-1][1] == x - 2:
+                stretches[-1][1] = x
+            else:
+                stretches.append([x, x])
+    low, high = max(stretches, key=lambda r: r[1] - r[0])
+    return (low + high) / 2
 
 
 def _column_like(lines: list[dict[str, Any]]) -> bool:

@@ -309,6 +309,53 @@ def two_column_pdf(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return write_two_column(tmp_path_factory.mktemp("layouts") / "two_column.pdf")
 
 
+def test_two_columns_above_a_full_width_table_are_read_column_by_column(tmp_path: Path) -> None:
+    """Two columns of clauses over a table as wide as the page (a row of four cells, as two-column codes
+    print them): the table's short cells on both sides of the gutter do not hide the columns, and a
+    left line that reaches near the right column does not move the gutter into the left one. Before,
+    each left line was read with the right line on its baseline ("1. SCOPE 4. IMPOSED LOADS ...")."""
+    doc = pymupdf.open()
+    page = doc.new_page(width=595, height=842)
+    left = [
+        "1. SCOPE",
+        "1.1 This standard covers the imposed loads to be",
+        "assumed in the design of buildings and of their",
+    ]
+    left += [
+        "parts, for the occupancies given in Table 1.",
+        "2. TERMINOLOGY",
+        "2.1 Occupancy - The principal use for which the",
+    ]
+    left += ["building or part of a building is used or designed to be used by."]  # the longest, to x 289
+    right = [
+        "3. IMPOSED LOADS ON FLOORS",
+        "3.1 The imposed loads on floors shall be those",
+        "given in Table 1 for the occupancies listed.",
+    ]
+    right += [
+        "3.2 Reduction - The reduction of imposed loads",
+        "on floors is given in 3.2.1 for buildings with",
+        "more than two storeys above the ground level.",
+    ]
+    for i, text in enumerate(left):
+        page.insert_text((50, 80 + 14 * i), text, fontsize=8.6)
+    for i, text in enumerate(right):
+        page.insert_text((310, 80 + 14 * i), text, fontsize=8.6)
+    page.insert_text((150, 220), "TABLE 1 IMPOSED FLOOR LOADS FOR DIFFERENT OCCUPANCIES", fontsize=9)
+    for i, row in enumerate(
+        [("Sl No.", "Occupancy", "Uniform load", "Point load"), ("i)", "Residential", "2.0", "1.8")]
+    ):
+        for x, cell in zip((60, 120, 300, 460), row, strict=True):
+            page.insert_text((x, 245 + 16 * i), cell, fontsize=8)
+    path = tmp_path / "two_columns_table.pdf"
+    doc.save(path)
+    with pymupdf.open(path) as pdf:
+        texts = [ln["text"] for ln in extract_page(pdf, 0, crop=False)["lines"]]
+    assert texts.index("1. SCOPE") < texts.index(left[-1]) < texts.index("3. IMPOSED LOADS ON FLOORS")
+    assert texts.index("3. IMPOSED LOADS ON FLOORS") < texts.index(right[-1])
+    assert not [t for t in texts if "SCOPE" in t and "IMPOSED" in t]
+
+
 @pytest.fixture(scope="module")
 def objects_pages(tmp_path_factory: pytest.TempPathFactory) -> dict[int, dict[str, Any]]:
     from helpers.layouts import write_objects
