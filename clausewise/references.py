@@ -35,10 +35,10 @@ _OBJECT_REF = re.compile(
 )
 # Numbers the grammar above cannot hold: suffixes "Table A1.2(B)", chapter-hyphen "Table 2-1",
 # "Figure C-1", "2-1.1", quoted codes' "Section 1705.13". Taken only where the document has such keys.
+_WIDE_NUM = r"(?P<num>(?:[A-Z]\d?[.-]?)?\d{1,4}(?:[.-]\d{1,3}){0,4}[a-z]?(?:\([A-Z0-9]{1,2}\))?)(?![\w-])"
 _WIDE_OBJECT_REF = re.compile(
     r"(?P<kind>Tables?|TABLES?|Figures?|FIGURES?|Fig\.|FIG\.|Expressions?|Equations?|Eqs?\.|Sections?|[Cc]lauses?"
-    r"|[Pp]aragraphs?|[Ss]ubclauses?)\s*\(?(?P<num>(?:[A-Z]\d?[.-]?)?\d{1,4}(?:[.-]\d{1,3}){0,4}[a-z]?(?:\([A-Z0-9]{1,2}\))?)"
-    r"(?![\w-])"
+    r"|[Pp]aragraphs?|[Ss]ubclauses?)\s*\(?" + _WIDE_NUM
 )
 _CLAUSE_NUM = r"(?P<num>[1-9]\d?(?:\.\d{1,2}){1,4})"
 _PARA = r"\(\s?\d{1,2}\s?\)(?:[ ]?P\b)?"  # "(3)", "(2)P"
@@ -55,10 +55,7 @@ _ANNEX_CLAUSE = re.compile(
     rf"(?<![\w.])(?P<num>[A-H](?:\s?[1-9])?\s?\.\s?\d{{1,2}}(?:\s?\.\s?\d{{1,2}}){{0,3}})(?P<para>\s?{_PARA})?(?![\w.]*\d)"
 )
 # the next number of a list after a wide one ("Tables C-1, C-2, and C-3")
-_WIDE_MORE = re.compile(
-    r"\s?(?:,\s?(?:and\s|or\s)?|\s(?:and|or|to)\s)\s?"
-    r"(?P<num>(?:[A-Z]\d?[.-]?)?\d{1,4}(?:[.-]\d{1,3}){0,4}[a-z]?(?:\([A-Z0-9]{1,2}\))?)(?![\w-])"
-)
+_WIDE_MORE = re.compile(r"\s?(?:,\s?(?:and\s|or\s)?|\s(?:and|or|to)\s)\s?" + _WIDE_NUM)
 _OWN_PARAGRAPH = re.compile(r"\(\s?\d{1,2}\s?\)")  # "clauses (4) and (5)": paragraphs of the clause itself
 _SECTION_PARA = re.compile(r"(?<![\w.,])(?P<num>[1-9]\d?)\s?\((?P<para>\d{1,2})\)(?!\s?[a-z]\))")
 _NEIGHBOUR = re.compile(

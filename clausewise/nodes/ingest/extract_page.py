@@ -589,21 +589,17 @@ def _gutter(lines: list[dict[str, Any]], labels: bool = False) -> float | None:
     width = x1 - x0
     if width < 200:
         return None
-    runs: list[list[float]] = []
+    beside: list[int] = []  # the x where the two sides stand side by side as columns of text
     for x in range(int(x0 + 0.12 * width), int(x1 - 0.12 * width), 2):
         left = [ln for ln in lines if ln["bbox"][2] <= x + 1]
         right = [ln for ln in lines if ln["bbox"][0] >= x - 1]
         crossing = len(lines) - len(left) - len(right)
-        ok = crossing <= 0.3 * len(lines) and _column_like(left) and _column_like(right)
-        if ok:
+        if crossing <= 0.3 * len(lines) and _column_like(left) and _column_like(right):
             ly = (min(ln["bbox"][1] for ln in left), max(ln["bbox"][3] for ln in left))
             ry = (min(ln["bbox"][1] for ln in right), max(ln["bbox"][3] for ln in right))
-            ok = min(ly[1], ry[1]) - max(ly[0], ry[0]) > 20  # side by side, not one above the other
-        if ok and runs and runs[-1][1] == x - 2:
-            runs[-1][1] = x
-        elif ok:
-            runs.append([x, x])
-    runs = [r for r in runs if r[1] - r[0] >= 6]
+            if min(ly[1], ry[1]) - max(ly[0], ry[0]) > 20:  # side by side, not one above the other
+                beside.append(x)
+    runs = [r for r in _stretches(beside) if r[1] - r[0] >= 6]
     if not runs:
         return None
     best = max(runs, key=lambda r: r[1] - r[0])
@@ -611,18 +607,22 @@ def _gutter(lines: list[dict[str, Any]], labels: bool = False) -> float | None:
     # may end inside the run; a line that starts inside it, a footer set off-centre, does not count)
     crossed = {
         x: sum(1 for ln in lines if ln["bbox"][0] < best[0] - 1 and ln["bbox"][2] > x + 1)
-        for x in range(int(best[0]), int(best[1]) + 1, 2)
+        for x in range(best[0], best[1] + 1, 2)
     }
     fewest = min(crossed.values())
-    stretches: list[list[int]] = []
-    for x in range(int(best[0]), int(best[1]) + 1, 2):
-        if crossed[x] == fewest:
-            if stretches and stretches[-1][1] == x - 2:
-                stretches[-1][1] = x
-            else:
-                stretches.append([x, x])
-    low, high = max(stretches, key=lambda r: r[1] - r[0])
+    low, high = max(_stretches([x for x, n in crossed.items() if n == fewest]), key=lambda r: r[1] - r[0])
     return (low + high) / 2
+
+
+def _stretches(xs: list[int]) -> list[tuple[int, int]]:
+    """Runs of consecutive even steps in the ascending ``xs``: (first, last) of each."""
+    out: list[tuple[int, int]] = []
+    for x in xs:
+        if out and out[-1][1] == x - 2:
+            out[-1] = (out[-1][0], x)
+        else:
+            out.append((x, x))
+    return out
 
 
 def _column_like(lines: list[dict[str, Any]]) -> bool:
