@@ -54,6 +54,9 @@ QUOTE_LOOKAHEAD_LINES = 400  # how far past an out-of-sequence heading the next 
 MIN_FOREIGN_HEADINGS = 10  # a document with this many headings numbered as another code's has them as its own
 _FOREIGN = re.compile(r"\d{3,4}(?:\.\d{1,2})+\s")  # "1603.2 ", "403.9 ": another code's clause number
 # Run-in headings: "7.3.3.3 Terrain category — The roughness ..." (the title ends at the dash).
+# ISO and IS number the introduction or foreword 0 ("0 Introduction", "0. FOREWORD"): front matter
+# still, named by its words
+_ZERO_NUMBER = re.compile(r"^0\.?\s+(?=[A-Z])")
 _RUN_IN = re.compile(r"^(?P<title>[^.:\u2013\u2014]{3,80}?)(?:\s[\u2013\u2014]\s|\.\s|:\s)(?P<text>[A-Z(].{12,})$")
 
 
@@ -578,6 +581,7 @@ class _Parser:
             prev = lines[k - 1] if k else None
             nxt = lines[k + 1] if k + 1 < len(lines) else None
             text = line.text.strip()
+            named = _ZERO_NUMBER.sub("", text)  # "0 Introduction", "0. FOREWORD": a heading numbered 0
             in_toc = line.page in self.toc_pages
             number = self.paragraphs.get(id(line))
             if number is not None and (current is None or current.kind in ("front", "clause", "cover")):
@@ -596,10 +600,10 @@ class _Parser:
                 continue
             heading = (
                 not in_toc
-                and 2 < len(text) < 70
-                and len(text.split()) <= 9
-                and text[0].isupper()
-                and not re.search(r"[.,;:]$", text)
+                and 2 < len(named) < 70
+                and len(named.split()) <= 9
+                and named[0].isupper()
+                and not re.search(r"[.,;:]$", named)
                 and (
                     prev is None
                     or prev.page != line.page
@@ -637,7 +641,7 @@ class _Parser:
                     current.parent = annex_open.code
                     continue
             if current is None or heading or (in_toc and current.kind != "contents") or current.kind == "cover":
-                title = "Contents" if in_toc else (text if heading else "Front matter")
+                title = "Contents" if in_toc else (named if heading else "Front matter")
                 current = open_(title, "contents" if in_toc else "front", line)
                 continue
             if current.kind == "contents" and not in_toc:

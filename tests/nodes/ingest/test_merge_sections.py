@@ -381,6 +381,33 @@ def test_table_of_contents_and_numbers_in_text_are_not_headings() -> None:
 
 
 @pytest.mark.parametrize(
+    ("heading", "code", "title"),
+    [("0 Introduction", "introduction", "Introduction"), ("0. FOREWORD", "foreword", "FOREWORD")],
+)
+def test_a_foreword_or_introduction_numbered_0_is_a_front_section(heading: str, code: str, title: str) -> None:
+    """ISO and IS number the introduction or the foreword 0: it is a front section of its own, named by
+    its words, not part of the front matter before it; its "0.1" paragraphs stay in it."""
+    pages = [
+        _page(1, ["Contents", "Foreword ........ 2", "1 Scope ........ 3"]),
+        _page(
+            2,
+            [
+                "Adopted by the committee on structural safety.",
+                heading,
+                "This standard was adopted by the committee. It applies to sheds.",
+                "0.1 This revision takes account of recent practice.",
+            ],
+        ),
+        _page(3, ["1 Scope", "1.1 General", "(1) The values apply."]),
+    ]
+    sections = build_sections(DocId("BIS", "IS9999"), "Test", pages)
+    front = sections[f"BIS_IS9999_{code}"]
+    assert (front["kind"], front["title"]) == ("front", title)
+    assert "0.1 This revision" in front["text"] and "Adopted by" not in front["text"]
+    assert sections["BIS_IS9999_1.1"]["kind"] == "clause"
+
+
+@pytest.mark.parametrize(
     ("current", "new", "ok"),
     [
         (None, (1,), True),
