@@ -607,7 +607,7 @@ class _Parser:
                 and (
                     prev is None
                     or prev.page != line.page
-                    or re.search(r"[.:)]\s*$", prev.text)
+                    or re.search(r"[.)]\s*$", prev.text)  # not after "...through clauses:" (a list, a table follows)
                     or self._set_apart(line, prev)
                 )
                 and nxt is not None
@@ -670,10 +670,14 @@ class _Parser:
         return apart and (self.typography or self.plain_body and self.born_digital)
 
     def _cover_pages(self, lines: list[Line]) -> set[int]:
-        """The first page(s) before any heading with little text: the cover and title pages."""
+        """The first page(s) before any heading with little text: the cover and title pages. A page's
+        text is all of it, also what follows clause 1 on it: a foreword in one column of a page whose
+        other column opens the clauses ("0. FOREWORD" beside "3.1.1 ...") is not a cover."""
+        front = {line.page for line in lines}
         by_page: dict[int, int] = {}
-        for line in lines:
-            by_page[line.page] = by_page.get(line.page, 0) + len(line.text)
+        for line in self.lines:
+            if line.page in front:
+                by_page[line.page] = by_page.get(line.page, 0) + len(line.text)
         cover: set[int] = set()
         for page in sorted(by_page)[:2]:
             if by_page[page] > 600 or page in self.toc_pages:

@@ -407,6 +407,46 @@ def test_a_foreword_or_introduction_numbered_0_is_a_front_section(heading: str, 
     assert sections["BIS_IS9999_1.1"]["kind"] == "clause"
 
 
+def test_a_foreword_on_the_page_where_the_clauses_begin_is_not_the_cover() -> None:
+    """A short foreword in the first column of the page whose second column opens the clauses (as IS
+    codes are set) is front matter, not a second cover page: the page is full of text."""
+    clauses = [
+        f"1.{n} The imposed loads of this kind shall be taken from the table for occupancy {n}." for n in range(1, 9)
+    ]
+    pages = [
+        _page(1, ["IS 9999 : 2019", "Indian Standard", "SAMPLE LOADS"]),
+        _page(2, ["0. FOREWORD", "0.1 This standard was adopted by the committee.", "1. SCOPE", *clauses]),
+    ]
+    sections = build_sections(DocId("BIS", "IS9999"), "Test", pages)
+    assert sections["BIS_IS9999_cover"]["pages"] == [1]
+    assert "adopted by the committee" in sections["BIS_IS9999_foreword"]["text"]
+
+
+def test_a_table_head_after_a_colon_is_not_a_front_heading() -> None:
+    """A foreword's list of nationally determined parameters, introduced by "... through clauses:"
+    and set as a table ("Clause  Item"), stays with the sentence that introduces it: the table's head
+    is not a heading, so the list's clauses are read as listed (the NDP rules are found from it)."""
+    pages = [
+        _page(1, ["EN 9999", "Test code"]),
+        _page(2, ["Foreword", "This code is for tests."]),
+        _page(
+            3,
+            [
+                "National annex",
+                "National choice is allowed in EN 9999 through clauses:",
+                "Clause Item",
+                "3.1(5) Return periods",
+                "4.1(1) Construction loads",
+            ],
+        ),
+        _page(4, ["1 Scope", "1.1 General", "(1) The values apply."]),
+    ]
+    sections = build_sections(DocId("CEN", "EN9999"), "Test", pages)
+    annex = sections["CEN_EN9999_national-annex"]
+    assert "Clause Item" in annex["text"] and "4.1(1) Construction loads" in annex["text"]
+    assert "CEN_EN9999_clause-item" not in sections
+
+
 @pytest.mark.parametrize(
     ("current", "new", "ok"),
     [
