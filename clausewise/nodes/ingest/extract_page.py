@@ -362,6 +362,12 @@ def _fallback_region(
     if box is not None and box.height > 30:
         if kind == "figure":  # the drawing or picture itself, with the caption's width
             return [min(box.x0, caption[0]), box.y0, max(box.x1, caption[2]), box.y1]
+        if box.width >= caption[2] - caption[0]:  # a table's ruled frame, as wide as its caption or wider:
+            # the table, wherever its cells reach ("(1) (2) (3)" heads its columns, no paragraph's number)
+            x0, x1 = min(x0, box.x0 - 2), max(x1, box.x1 + 2)
+            if side == "below":
+                return [x0, caption[3], x1, box.y1 + 2]
+            return [x0, box.y0 - 2, x1, caption[1]]
     chain = None if box is None else (box.y1 if side == "below" else box.y0)
     if kind == "figure" and side == "above":
         above = [ln["bbox"][3] for ln in rows if ln["bbox"][3] <= caption[1] - 2]
@@ -1054,12 +1060,30 @@ def read_page(doc: pymupdf.Document, pno: int, *, crop: bool = True) -> dict[str
                 "region": source,
             }
         )
+    # Each object's box grows to take in the vector lines it cuts (a layout box hugs text). A table
+    # owns the lines of its grown box, the rules drawn round it: its left cells, outside a box estimated
+    # from its caption, stayed in the clause text before. A figure owns the lines of its box as found
+    # (a drawn line beside it is no reason to take the text beside that from the clauses).
+    owned: dict[int, list[float]] = {}
+    for obj in objects:
+        x0, y0, x1, y1 = obj["bbox"]
+        box_area = max(1.0, (x1 - x0) * (y1 - y0))
+        for drawn in drawings[:vectors] if obj["region"] != "drawn" else []:
+            if drawn.x0 <= x1 + 12 and drawn.x1 >= x0 - 12 and drawn.y0 <= y1 + 12 and drawn.y1 >= y0 - 12:
+                grown = pymupdf.Rect(min(x0, drawn.x0), min(y0, drawn.y0), max(x1, drawn.x1), max(y1, drawn.y1))
+                if grown.width * grown.height > 1.6 * box_area and drawn.width * drawn.height > 0.5 * box_area:
+                    continue  # a shaded panel or frame bigger than the object: not a line it cuts
+                if drawn.height < rect.height * 0.6 or obj["kind"] == "figure":
+                    x0, y0, x1, y1 = min(x0, drawn.x0), min(y0, drawn.y0), max(x1, drawn.x1), max(y1, drawn.y1)
+        grown_box = [round(v, 1) for v in pymupdf.Rect(x0, y0, x1, y1) & rect]
+        owned[id(obj)] = grown_box if obj["kind"] == "table" else obj["bbox"]
+        obj["bbox"] = grown_box
     # Assign lines: object bodies leave the running text; caption lines stay as anchors.
     flow = []
     for ln in body:
         if ln["bbox"] in title_lines:
             continue
-        owner = next((o for o in objects if o["caption_bbox"] != ln["bbox"] and _inside(ln, o["bbox"])), None)
+        owner = next((o for o in objects if o["caption_bbox"] != ln["bbox"] and _inside(ln, owned[id(o)])), None)
         if owner is not None and _inside(ln, owner["caption_bbox"]):
             owner = None  # a piece of the caption row
         if owner is not None:
@@ -1074,17 +1098,6 @@ def read_page(doc: pymupdf.Document, pno: int, *, crop: bool = True) -> dict[str
             obj["body"] = "\n".join([rows_to_markdown(cells), *notes])
         else:
             obj["body"] = " ".join(_merge_row(r)["text"] for r in _rows(obj_lines))
-        x0, y0, x1, y1 = obj["bbox"]
-        box_area = max(1.0, (x1 - x0) * (y1 - y0))
-        for drawn in drawings[:vectors] if obj["region"] != "drawn" else []:  # a layout box hugs text:
-            # take in the vector lines it cuts
-            if drawn.x0 <= x1 + 12 and drawn.x1 >= x0 - 12 and drawn.y0 <= y1 + 12 and drawn.y1 >= y0 - 12:
-                grown = pymupdf.Rect(min(x0, drawn.x0), min(y0, drawn.y0), max(x1, drawn.x1), max(y1, drawn.y1))
-                if grown.width * grown.height > 1.6 * box_area and drawn.width * drawn.height > 0.5 * box_area:
-                    continue  # a shaded panel or frame bigger than the object: not a line it cuts
-                if drawn.height < rect.height * 0.6 or obj["kind"] == "figure":
-                    x0, y0, x1, y1 = min(x0, drawn.x0), min(y0, drawn.y0), max(x1, drawn.x1), max(y1, drawn.y1)
-        obj["bbox"] = [round(v, 1) for v in pymupdf.Rect(x0, y0, x1, y1) & rect]
         if crop:
             box = pymupdf.Rect(obj["bbox"]) | pymupdf.Rect(obj["caption_bbox"])
             with MUPDF_LOCK:

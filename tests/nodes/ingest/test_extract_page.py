@@ -356,6 +356,40 @@ def test_two_columns_above_a_full_width_table_are_read_column_by_column(tmp_path
     assert not [t for t in texts if "SCOPE" in t and "IMPOSED" in t]
 
 
+def test_a_framed_table_owns_its_cells_beyond_its_caption(tmp_path: Path) -> None:
+    """A table in a ruled frame as wide as the page, under two columns of clauses, a shorter centred
+    caption and a line set under it (the clauses it serves): the cells left and right of the caption's
+    extent and its "(1) (2) (3) (4)" row are the table's (its region is the frame drawn under the
+    caption), not clause text. Before, the table stopped at the caption's width and at
+    "(1)" (a paragraph's number elsewhere), and its cells were read into clause 4.1."""
+    doc = pymupdf.open()
+    page = doc.new_page(width=595, height=842)
+    left = ["3. IMPOSED LOADS ON FLOORS", "3.1 Imposed Loads - The imposed loads to be"]
+    left += ["assumed in the design of floors shall be those given", "in Table 1 for the occupancies listed."]
+    right = ["4. IMPOSED LOADS ON ROOFS", "4.1 The imposed loads on flat roofs with access"]
+    right += ["shall be 1.5 kN/m2 (see also 3.1)."]
+    for x, column in ((50, left), (310, right)):  # two columns above the table
+        for i, text in enumerate(column):
+            page.insert_text((x, 80 + 14 * i), text, fontsize=8.6)
+    page.insert_text((150, 200), "TABLE 1 IMPOSED FLOOR LOADS FOR DIFFERENT OCCUPANCIES", fontsize=9, fontname="hebo")
+    page.insert_text((260, 214), "(Clauses 3.1 and 3.1.1)", fontsize=8)  # a line under the caption
+    page.draw_rect(pymupdf.Rect(55, 220, 545, 300), color=(0, 0, 0), width=0.6)
+    rows = [("Sl No.", "Occupancy", "Uniform load", "Point load"), ("(1)", "(2)", "(3)", "(4)")]
+    rows += [("i)", "Residential buildings", "2.0", "1.8"), ("ii)", "Office buildings", "2.5", "2.7")]
+    for i, row in enumerate(rows):
+        for x, cell in zip((60, 120, 300, 480), row, strict=True):
+            page.insert_text((x, 230 + 16 * i), cell, fontsize=8)
+    path = tmp_path / "framed_table.pdf"
+    doc.save(path)
+    with pymupdf.open(path) as pdf:
+        result = extract_page(pdf, 0, crop=False)
+    texts = [ln["text"] for ln in result["lines"]]
+    assert left[-1] in texts and right[-1] in texts  # the clauses keep their lines
+    assert not [t for t in texts if "Sl No." in t or t.strip() in ("i)", "ii)") or "Point load" in t]
+    (table,) = [o for o in result["objects"] if o["kind"] == "table"]
+    assert "| Sl No. |" in table["body"] and "| ii) |" in table["body"] and "Point load" in table["body"]
+
+
 @pytest.fixture(scope="module")
 def objects_pages(tmp_path_factory: pytest.TempPathFactory) -> dict[int, dict[str, Any]]:
     from helpers.layouts import write_objects
