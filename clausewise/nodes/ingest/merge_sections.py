@@ -57,6 +57,13 @@ _FOREIGN = re.compile(r"\d{3,4}(?:\.\d{1,2})+\s")  # "1603.2 ", "403.9 ": anothe
 # ISO and IS number the introduction or foreword 0 ("0 Introduction", "0. FOREWORD"): front matter
 # still, named by its words
 _ZERO_NUMBER = re.compile(r"^0\.?\s+(?=[A-Z])")
+# What a run-in heading's text opens with on a narrow column ("Reduction in Imposed Loads — The
+# reduction", "Concentrated Loads — Floors shall be"): a sentence's first word or its verb, where a
+# title's second part ("Walls — Rectangular plan buildings") has neither
+_SENTENCE_OPENS = re.compile(
+    r"(?:The|A|An|This|These|Where|When|If|For|In|No|All|Each|Every|Any)\b"
+    r"|\S+(?:\s+\S+)?\s+(?:shall|should|may|must|is|are|can|will|need|needs)\b"
+)
 _RUN_IN = re.compile(r"^(?P<title>[^.:\u2013\u2014]{3,80}?)(?:\s[\u2013\u2014]\s|\.\s|:\s)(?P<text>[A-Z(].{12,})$")
 
 
@@ -338,8 +345,10 @@ class _Parser:
                 return title, 1
         if not line.bold:
             m = _RUN_IN.match(rest)
-            if m and len(m.group("title").split()) <= 8 and len(m.group("text").split()) >= 4:
-                return m.group("title").strip(), 1
+            if m and len(m.group("title").split()) <= 8:
+                after = m.group("text")
+                if len(after.split()) >= 4 or _SENTENCE_OPENS.match(after):
+                    return m.group("title").strip(), 1
             return rest, 1
         if i + 1 < len(self.lines):
             nxt = self.lines[i + 1]

@@ -555,6 +555,12 @@ def test_headings_in_other_styles() -> None:
                 ("2-1.4 Orography \u2014 The effects of hills are taken into account where they", False, ""),
                 body,
                 ("1 - The structure is classified as Risk Category III.", False, ""),
+                ("2-1.5 Reduction in Imposed Loads \u2014 The reduction", False, ""),  # a narrow column
+                body,
+                ("2-1.6 Concentrated Loads \u2014 Floors shall be", False, ""),
+                body,
+                ("2-1.7 Walls \u2014 Rectangular plan buildings", False, ""),  # a title in two parts
+                body,
             ],
         ),
     ]
@@ -570,6 +576,9 @@ def test_headings_in_other_styles() -> None:
         "2-1.2": "Terrain category",
         "2-1.3": "Repair Time",
         "2-1.4": "Orography",
+        "2-1.5": "Reduction in Imposed Loads",
+        "2-1.6": "Concentrated Loads",
+        "2-1.7": "Walls \u2014 Rectangular plan buildings",
     }
     run_in = sections["DOD_UFC3-301-01_2-1.2"]
     assert "The roughness of the ground is taken from the map." in run_in["text"]  # the run-in text stays
