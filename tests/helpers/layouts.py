@@ -194,7 +194,8 @@ def write_objects(path: Path) -> Path:
 
 def write_numbered_paragraphs(path: Path, appendices: bool = False) -> tuple[Path, dict[int, int]]:
     """A guidance document whose body paragraphs are numbered in one run (1, 2, ... as in HSE's HSG
-    series) under unnumbered bold headings (one a page), with a running footer "Title | Page n of m", and on each
+    series) under unnumbered bold headings (one a page, one of them wrapped onto a second line), with a
+    running footer "Title | Page n of m", and on each
     page a paragraph that opens low, in the footer's band, and runs onto the next line. With
     ``appendices``, two numbered appendices follow on pages 6 and 7: "Appendix 1: Inspection report
     form with / timing chart" (a display title on two lines over a form whose items are numbered "1." to
@@ -206,11 +207,14 @@ def write_numbered_paragraphs(path: Path, appendices: bool = False) -> tuple[Pat
     cover.insert_text((57, 200), "Safety on widget sites", fontsize=24, fontname="hebo")
     opens: dict[int, int] = {}
     n = 0
-    for pno, heading in enumerate(["Working at height", "Site transport", "Fire and emergencies", "Welfare"], 1):
+    headings = [["Working at height"], ["Site transport"], ["Fire and", "emergencies"], ["Welfare"]]
+    for pno, heading in enumerate(headings, 1):  # "Fire and emergencies": a display title wrapped
         page = doc.new_page(width=A4[0], height=A4[1])
         y = 60.0 + 40 * pno
-        page.insert_text((57, y), heading, fontsize=14, fontname="hebo")
-        y += 30
+        for part in heading:
+            page.insert_text((57, y), part, fontsize=14, fontname="hebo")
+            y += 17
+        y += 13
         while y < 700:
             n += 1
             if y > 640:

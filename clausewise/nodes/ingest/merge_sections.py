@@ -290,7 +290,7 @@ class _Parser:
             if rest and _title_ok(rest) and (rest[0].isupper() or rest[0] == "("):
                 return Heading(number, str(number[0]), rest.rstrip("."), 1, True, line.bold)
             if not rest and _title_ok(nxt):
-                return Heading(number, str(number[0]), nxt or "", 2, True, line.bold)
+                return Heading(number, str(number[0]), *self._title_below(i), True, line.bold)
             return None
         m = NUMBERED.match(line.text)
         if not m:
@@ -321,8 +321,17 @@ class _Parser:
             title, used = self._title(line, raw, rest, i)
             return Heading(number, code, title[:1].upper() + title[1:], used, False, typographic)
         if _title_ok(nxt) and not NUMBERED.match(nxt or "") and not (nxt or "").startswith("("):
-            return Heading(number, code, nxt or "", 2, False, typographic or self._typographic(self.lines[i + 1], ""))
+            typographic = typographic or self._typographic(self.lines[i + 1], "")
+            return Heading(number, code, *self._title_below(i), False, typographic)
         return None
+
+    def _title_below(self, i: int) -> tuple[str, int]:
+        """The title of a number set on a line of its own (line i), and the lines the heading takes: the
+        next line, and the one after it where that is a display title wrapped ("Chapter 4" /
+        "Developing Preliminary and" / "Final Designs")."""
+        title_line = self.lines[i + 1]
+        whole = self._wrapped_title(title_line.text, title_line, self.lines[i + 2] if i + 2 < len(self.lines) else None)
+        return (whole, 3) if whole else (title_line.text, 2)
 
     def _lowercase_title(self, rest: str, nxt: str | None) -> bool:
         """An OCR text layer may read a title's capital as a small letter ("4.3.4 large and considerably
@@ -398,17 +407,35 @@ class _Parser:
             if not (_title_ok(rest) and rest[0].isupper() and (set_apart or rest.isupper())):
                 return None  # "Appendix I contains ..." is a sentence
             nxt = self.lines[i + 1] if i + 1 < len(self.lines) else None
-            if nxt and nxt.page == line.page and line.size >= self.body_size + 3 and abs(nxt.size - line.size) < 0.5:
-                return _annex_letter(m), None, f"{rest} {nxt.text.strip()}", 2  # a display title wrapped
+            if whole := self._wrapped_title(rest, line, nxt):
+                return _annex_letter(m), None, whole, 2
             return _annex_letter(m), None, rest, 1
         nxt = self.lines[i + 1] if i + 1 < len(self.lines) else None
         if nxt is None or not _title_ok(nxt.text) or nxt.page != line.page:
             return None
         title, used = nxt.text, 2
         after = self.lines[i + 2] if i + 2 < len(self.lines) else None
-        if after and after.page == line.page and after.size == nxt.size and nxt.size >= self.body_size + 3:
-            title, used = f"{title} {after.text}", 3  # a display title wrapped onto a second line
+        if whole := self._wrapped_title(title, nxt, after):
+            title, used = whole, 3
         return _annex_letter(m), None, title, used
+
+    def _wrapped_title(self, title: str, line: Line, nxt: Line | None) -> str | None:
+        """``title`` (line's) with its rest, where it is a display title (set 3 points or more above the
+        body) wrapped onto the next line, set as large and in the same weight right under it on the same
+        page: "Demolition, dismantling and" / "structural alteration", "Implementing Performance-" /
+        "Based Seismic Design"; not a lead paragraph set as large in a lighter weight under a heading
+        ("Purpose" / "This guide has been prepared ..."). None when it is not wrapped."""
+        if (
+            nxt is None
+            or nxt.page != line.page
+            or line.size < self.body_size + 3
+            or abs(nxt.size - line.size) >= 0.5
+            or nxt.bold != line.bold
+            or nxt.bbox[1] - line.bbox[3] >= 0.5 * max(1.0, line.bbox[3] - line.bbox[1])
+        ):
+            return None
+        rest = nxt.text.strip()
+        return f"{title}{rest}" if title.endswith("-") else f"{title} {rest}"
 
     def _body_start(self) -> int:
         for i in range(len(self.lines)):
@@ -649,6 +676,8 @@ class _Parser:
                     current = open_(text, "clause", line)
                     current.parent = annex_open.code
                     continue
+            if heading and (wrapped := self._wrapped_title(named, line, nxt)):
+                named = wrapped
             if current is None or heading or (in_toc and current.kind != "contents") or current.kind == "cover":
                 title = "Contents" if in_toc else (named if heading else "Front matter")
                 current = open_(title, "contents" if in_toc else "front", line)

@@ -585,6 +585,79 @@ def test_headings_in_other_styles() -> None:
     assert sections["DOD_UFC3-301-01_1-2"]["parent"] == "DOD_UFC3-301-01_1"
 
 
+def test_a_display_title_wrapped_under_its_chapter_number_is_read_whole() -> None:
+    """A chapter number on its own line over a display title set on two lines ("Chapter 2" /
+    "Developing Preliminary and" / "Final Designs"): the title is both lines, joined without a space
+    after a hyphen at the break; the text follows."""
+    lines = [("Chapter 2", 12.0, True), ("Developing Preliminary and", 20.0, True), ("Final Designs", 20.0, True)]
+    lines += [("The design process includes the selection of a structural system and its materials.", 10.0, False)]
+    lines += [("2.1 Preliminary Design", 12.0, True), ("A preliminary design sets out the system.", 10.0, False)]
+    before = [
+        ("Chapter 1", 12.0, True),
+        ("Implementing Performance-", 20.0, True),
+        ("Based Design", 20.0, True),
+        ("This chapter sets out the methods used.", 10.0, False),
+    ]
+    before += [("1.1 General", 12.0, True)]
+    before += [("The methods are general and apply to every type of building.", 10.0, False)] * 12
+    lines += [("The system is chosen for the site, the use and the loads it is designed for.", 10.0, False)] * 10
+    pages = [
+        {
+            "page": n,
+            "objects": [],
+            "lines": [
+                {
+                    "text": t,
+                    "bbox": [70.0, 80.0 + 24 * i, 500.0, 80.0 + 24 * i + size],
+                    "size": size,
+                    "bold": b,
+                    "lead": "",
+                }
+                for i, (t, size, b) in enumerate(page_lines)
+            ],
+        }
+        for n, page_lines in ((1, [("FEMA P-9", 24.0, True)]), (2, before), (3, lines))
+    ]
+    sections = build_sections(DocId("FEMA", "P-9"), "Test", pages)
+    chapter = sections["FEMA_P-9_2"]
+    assert chapter["title"] == "Developing Preliminary and Final Designs"
+    assert "The design process includes" in chapter["text"]
+    assert sections["FEMA_P-9_1"]["title"] == "Implementing Performance-Based Design"  # the hyphen kept
+
+
+def test_a_lead_paragraph_set_as_large_as_its_heading_is_not_part_of_its_title() -> None:
+    """A front heading in bold over a lead paragraph set as large in a lighter weight ("Purpose" / "This
+    guide has been prepared ..."): the title is the heading; a display title wrapped in the same weight
+    ("Site management and" / "supervision") is read whole."""
+    front = [("Purpose", 12.0, True), ("This guide has been prepared to help builders and owners.", 12.0, False)]
+    front += [("It sets out what good work looks like and how it is checked.", 9.0, False)] * 12
+    front += [("Site management and", 12.0, True), ("supervision", 12.0, True)]
+    front += [("The site is managed by the principal contractor.", 9.0, False)] * 4
+    body = [("1 Scope", 10.0, True), ("1.1 General", 10.0, True)]
+    body += [("The values apply to houses and their parts.", 9.0, False)] * 12
+    pages = [
+        {
+            "page": n,
+            "objects": [],
+            "lines": [
+                {
+                    "text": t,
+                    "bbox": [70.0, 80.0 + 16 * i, 500.0, 80.0 + 16 * i + size],
+                    "size": size,
+                    "bold": b,
+                    "lead": "",
+                }
+                for i, (t, size, b) in enumerate(page_lines)
+            ],
+        }
+        for n, page_lines in ((1, [("GUIDE", 24.0, True)]), (2, front), (3, body))
+    ]
+    sections = build_sections(DocId("MBIE", "G1"), "Test", pages)
+    titles = {s["title"] for s in sections.values() if s["kind"] == "front"}
+    assert {"Purpose", "Site management and supervision"} <= titles
+    assert "This guide has been prepared" in sections["MBIE_G1_purpose"]["text"]
+
+
 def test_a_heading_behind_a_change_mark_opens_its_section_and_keeps_the_mark_in_its_text() -> None:
     """A document that marks its changes ("\\4\\ ... /4/") may set the mark before a heading: the
     heading is found as if unmarked, and its section's text keeps the mark as printed."""
