@@ -515,6 +515,26 @@ def _typo_page(n: int, lines: list[tuple[str, bool, str]], size: float = 10.0) -
     }
 
 
+def _sized_pages(*pages: list[tuple[str, float, bool]], leading: float) -> list[dict[str, Any]]:
+    """Born-digital pages 1, 2, ...: (text, size, bold) per line, a line every ``leading`` points."""
+    return [
+        {
+            "page": n,
+            "objects": [],
+            "lines": [
+                {
+                    "text": t,
+                    "bbox": [70.0, 80.0 + leading * i, 500.0, 80.0 + leading * i + size],
+                    "size": size,
+                    "bold": b,
+                }
+                for i, (t, size, b) in enumerate(lines)
+            ],
+        }
+        for n, lines in enumerate(pages, 1)
+    ]
+
+
 def test_headings_in_other_styles() -> None:
     """Run-in headings (bold words or a dash end the title), chapter-hyphen numbers (2-1.1), quoted
     codes' numbers set in bold (1603.1.10, out of sequence), a number on its own line above its title."""
@@ -601,23 +621,7 @@ def test_a_display_title_wrapped_under_its_chapter_number_is_read_whole() -> Non
     before += [("1.1 General", 12.0, True)]
     before += [("The methods are general and apply to every type of building.", 10.0, False)] * 12
     lines += [("The system is chosen for the site, the use and the loads it is designed for.", 10.0, False)] * 10
-    pages = [
-        {
-            "page": n,
-            "objects": [],
-            "lines": [
-                {
-                    "text": t,
-                    "bbox": [70.0, 80.0 + 24 * i, 500.0, 80.0 + 24 * i + size],
-                    "size": size,
-                    "bold": b,
-                    "lead": "",
-                }
-                for i, (t, size, b) in enumerate(page_lines)
-            ],
-        }
-        for n, page_lines in ((1, [("FEMA P-9", 24.0, True)]), (2, before), (3, lines))
-    ]
+    pages = _sized_pages([("FEMA P-9", 24.0, True)], before, lines, leading=24)
     sections = build_sections(DocId("FEMA", "P-9"), "Test", pages)
     chapter = sections["FEMA_P-9_2"]
     assert chapter["title"] == "Developing Preliminary and Final Designs"
@@ -635,23 +639,7 @@ def test_a_lead_paragraph_set_as_large_as_its_heading_is_not_part_of_its_title()
     front += [("The site is managed by the principal contractor.", 9.0, False)] * 4
     body = [("1 Scope", 10.0, True), ("1.1 General", 10.0, True)]
     body += [("The values apply to houses and their parts.", 9.0, False)] * 12
-    pages = [
-        {
-            "page": n,
-            "objects": [],
-            "lines": [
-                {
-                    "text": t,
-                    "bbox": [70.0, 80.0 + 16 * i, 500.0, 80.0 + 16 * i + size],
-                    "size": size,
-                    "bold": b,
-                    "lead": "",
-                }
-                for i, (t, size, b) in enumerate(page_lines)
-            ],
-        }
-        for n, page_lines in ((1, [("GUIDE", 24.0, True)]), (2, front), (3, body))
-    ]
+    pages = _sized_pages([("GUIDE", 24.0, True)], front, body, leading=16)
     sections = build_sections(DocId("MBIE", "G1"), "Test", pages)
     titles = {s["title"] for s in sections.values() if s["kind"] == "front"}
     assert {"Purpose", "Site management and supervision"} <= titles
