@@ -53,7 +53,6 @@ MIN_PARAGRAPHS = 20  # a run this long numbers paragraphs, not a list or a figur
 QUOTE_LOOKAHEAD_LINES = 400  # how far past an out-of-sequence heading the next heading is looked for
 MIN_FOREIGN_HEADINGS = 10  # a document with this many headings numbered as another code's has them as its own
 _FOREIGN = re.compile(r"\d{3,4}(?:\.\d{1,2})+\s")  # "1603.2 ", "403.9 ": another code's clause number
-# Run-in headings: "7.3.3.3 Terrain category — The roughness ..." (the title ends at the dash).
 # ISO and IS number the introduction or foreword 0 ("0 Introduction", "0. FOREWORD"): front matter
 # still, named by its words
 _ZERO_NUMBER = re.compile(r"^0\.?\s+(?=[A-Z])")
@@ -64,6 +63,7 @@ _SENTENCE_OPENS = re.compile(
     r"(?:The|A|An|This|These|Where|When|If|For|In|No|All|Each|Every|Any)\b"
     r"|\S+(?:\s+\S+)?\s+(?:shall|should|may|must|is|are|can|will|need|needs)\b"
 )
+# Run-in headings: "7.3.3.3 Terrain category — The roughness ..." (the title ends at the dash).
 _RUN_IN = re.compile(r"^(?P<title>[^.:\u2013\u2014]{3,80}?)(?:\s[\u2013\u2014]\s|\.\s|:\s)(?P<text>[A-Z(].{12,})$")
 
 
