@@ -400,6 +400,21 @@ def _fallback_region(
     return [x0, caption[3], x1, bottom]
 
 
+def _grown_to_rules(bbox: list[float], drawn: list[Any], kind: str, page_rect: Any) -> list[float]:
+    """An object's box grown to take in the vector lines it cuts (a layout box hugs text), not a shaded
+    panel or frame much bigger than it; a tall drawing only for a figure."""
+    x0, y0, x1, y1 = bbox
+    box_area = max(1.0, (x1 - x0) * (y1 - y0))
+    for r in drawn:
+        if r.x0 <= x1 + 12 and r.x1 >= x0 - 12 and r.y0 <= y1 + 12 and r.y1 >= y0 - 12:
+            grown = pymupdf.Rect(min(x0, r.x0), min(y0, r.y0), max(x1, r.x1), max(y1, r.y1))
+            if grown.width * grown.height > 1.6 * box_area and r.width * r.height > 0.5 * box_area:
+                continue
+            if r.height < page_rect.height * 0.6 or kind == "figure":
+                x0, y0, x1, y1 = min(x0, r.x0), min(y0, r.y0), max(x1, r.x1), max(y1, r.y1)
+    return [round(v, 1) for v in pymupdf.Rect(x0, y0, x1, y1) & page_rect]
+
+
 def _is_list_page(rows: list[dict[str, Any]]) -> bool:
     """A contents page or a list of tables or figures: its captions are entries, not objects."""
     texts = [r["text"] for r in rows]
@@ -1060,24 +1075,14 @@ def read_page(doc: pymupdf.Document, pno: int, *, crop: bool = True) -> dict[str
                 "region": source,
             }
         )
-    # Each object's box grows to take in the vector lines it cuts (a layout box hugs text). A table
-    # owns the lines of its grown box, the rules drawn round it: its left cells, outside a box estimated
-    # from its caption, stayed in the clause text before. A figure owns the lines of its box as found
-    # (a drawn line beside it is no reason to take the text beside that from the clauses).
+    # A table owns the lines of its box grown to the rules drawn round it (its left cells, outside a
+    # box estimated from its caption, stayed in the clause text before); a figure those of its box as
+    # found (a drawn line beside it is no reason to take the text beside that from the clauses).
     owned: dict[int, list[float]] = {}
     for obj in objects:
-        x0, y0, x1, y1 = obj["bbox"]
-        box_area = max(1.0, (x1 - x0) * (y1 - y0))
-        for drawn in drawings[:vectors] if obj["region"] != "drawn" else []:
-            if drawn.x0 <= x1 + 12 and drawn.x1 >= x0 - 12 and drawn.y0 <= y1 + 12 and drawn.y1 >= y0 - 12:
-                grown = pymupdf.Rect(min(x0, drawn.x0), min(y0, drawn.y0), max(x1, drawn.x1), max(y1, drawn.y1))
-                if grown.width * grown.height > 1.6 * box_area and drawn.width * drawn.height > 0.5 * box_area:
-                    continue  # a shaded panel or frame bigger than the object: not a line it cuts
-                if drawn.height < rect.height * 0.6 or obj["kind"] == "figure":
-                    x0, y0, x1, y1 = min(x0, drawn.x0), min(y0, drawn.y0), max(x1, drawn.x1), max(y1, drawn.y1)
-        grown_box = [round(v, 1) for v in pymupdf.Rect(x0, y0, x1, y1) & rect]
-        owned[id(obj)] = grown_box if obj["kind"] == "table" else obj["bbox"]
-        obj["bbox"] = grown_box
+        grown = _grown_to_rules(obj["bbox"], drawings[:vectors] if obj["region"] != "drawn" else [], obj["kind"], rect)
+        owned[id(obj)] = grown if obj["kind"] == "table" else obj["bbox"]
+        obj["bbox"] = grown
     # Assign lines: object bodies leave the running text; caption lines stay as anchors.
     flow = []
     for ln in body:
