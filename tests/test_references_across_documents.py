@@ -256,6 +256,8 @@ def test_references_follow_the_documents_whatever_the_order(system: Any, codes: 
     ]
     assert resolve(ref, stores, source).reason == NOT_INGESTED
     _ingest(system, codes[second])
+    # each kind of store keeps the soft match's token vectors and gives them back (a bucket's fetched)
+    assert len(stores.token_vectors(list(stores.doc_table(A, "sections")))) > 5
 
     # both there, neither re-ingested: every reference resolves, in both directions
     _check_resolved(stores, A, B, A_TO_B)

@@ -81,6 +81,7 @@ class IngestState(TypedDict):
     descriptions: NotRequired[dict[str, str]]
     chunks: NotRequired[list[dict[str, Any]]]
     vectors: NotRequired[Any]
+    token_vectors: NotRequired[dict[str, Any]]  # section key -> (digest, float16 token vectors)
     embed_s: NotRequired[float]
     summary: NotRequired[dict[str, Any]]
     warnings: NotRequired[list[str]]

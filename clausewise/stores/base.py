@@ -8,7 +8,7 @@ are laid out on top of it by :class:`Stores`, identically for every backend:
     kv.json                            term -> equivalents / values (shared, compare-and-swap)
     docs/<DOCKEY>/manifest.json        written last: the document is visible only once it exists
     docs/<DOCKEY>/<generation>/*.json  sections, references, precedence, formulae, objects, chunks
-    docs/<DOCKEY>/<generation>/vectors.npy, objects/<KEY>.png
+    docs/<DOCKEY>/<generation>/vectors.npy, objects/<KEY>.png, tokens.npy (the soft match's token vectors)
 
 A re-ingest writes a new generation and then swaps the manifest, so readers never see half a document.
 Writing a generation, publishing it and removing other generations happen under the document's guard
@@ -336,6 +336,43 @@ class Stores:
         got = self.blobs.read(f"docs/{doc_key}/{generation}/vectors.npy")
         return None if got is None else np.load(io.BytesIO(got[0]))
 
+    def token_vectors(self, keys: list[str]) -> dict[str, np.ndarray]:
+        """The soft match's token vectors that ingest kept for these sections, by digest (see
+        ``Embedder.token_vectors``); a section without them (an older store, an embedder without token
+        vectors) is left out, and the soft match runs the model on it. A local store's file is mapped,
+        not read whole."""
+        out = {}
+        for doc_key in dict.fromkeys(document_of(k) for k in keys):
+            index = self.doc_table(doc_key, "tokens")
+            array = self._token_array(doc_key) if index else None
+            if array is None:
+                continue
+            for key in keys:
+                if key in index and document_of(key) == doc_key:
+                    start, end, digest = index[key]
+                    out[digest] = array[start:end]
+        return out
+
+    def _token_array(self, doc_key: str) -> np.ndarray | None:
+        manifest = self.manifest(doc_key)
+        if manifest is None or "tokens.npy" not in manifest.get("files", []):
+            return None
+        cache_key = (doc_key, manifest["generation"], "tokens.npy")
+        if cache_key not in self._doc_cache:
+            path = f"docs/{doc_key}/{manifest['generation']}/tokens.npy"
+            root = self.blobs.local_root
+            try:
+                if root is not None:
+                    self._doc_cache[cache_key] = np.load(root / path, mmap_mode="r", allow_pickle=False)
+                else:
+                    got = self.blobs.read(path)
+                    if got is None:
+                        return None
+                    self._doc_cache[cache_key] = np.load(io.BytesIO(got[0]), allow_pickle=False)
+            except (OSError, ValueError):  # replaced meanwhile, or unreadable: the model reads the texts
+                return None
+        return self._doc_cache[cache_key]  # type: ignore[no-any-return]
+
     def generation_json(self, doc_key: str, generation: str, table: str) -> Any:
         """One table of one generation, uncached; None when absent (e.g. the generation was replaced)."""
         path = f"docs/{doc_key}/{generation}/{table}.json"
@@ -422,6 +459,21 @@ class GenerationWriter:
         buf = io.BytesIO()
         np.save(buf, vectors.astype(np.float32), allow_pickle=False)
         self._put("vectors.npy", buf.getvalue())
+
+    def put_token_vectors(self, vectors: dict[str, tuple[str, np.ndarray]]) -> None:
+        """Each section's token vectors for the soft match (key -> digest, float16 vectors): one array
+        of them all, ``tokens.npy``, and where each section's rows lie, ``tokens.json``."""
+        index, parts, at = {}, [], 0
+        for key, (digest, rows) in vectors.items():
+            index[key] = [at, at + len(rows), digest]
+            parts.append(rows.astype(np.float16))
+            at += len(rows)
+        if not parts:
+            return
+        buf = io.BytesIO()
+        np.save(buf, np.concatenate(parts), allow_pickle=False)
+        self._put("tokens.npy", buf.getvalue())
+        self.put_json("tokens", index)
 
     def put_image(self, key: str, png: bytes) -> str:
         return self._put(f"objects/{key}.png", png)

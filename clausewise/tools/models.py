@@ -8,11 +8,12 @@ so nothing is downloaded at run time. With a Gemini key, chat and embeddings go 
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Protocol
@@ -36,11 +37,26 @@ class Embedder(Protocol):
     def embed_query(self, text: str) -> np.ndarray: ...
 
     def soft_match(
-        self, query: str, texts: list[str], weight: Callable[[str], float] | None = None
+        self,
+        query: str,
+        texts: list[str],
+        weight: Callable[[str], float] | None = None,
+        stored: Mapping[str, np.ndarray] | None = None,
     ) -> list[float] | None:
         """How well each text covers the query's content words, token by token in context (higher is
         better), each word counting by ``weight(word)`` (equally without); None when the model gives
-        no token vectors (collect-passages then ranks without)."""
+        no token vectors (collect-passages then ranks without). ``stored``: token vectors that
+        :meth:`token_vectors` gave at ingest, by digest; a text with one of those digests is not run
+        through the model again."""
+
+    def token_vectors(self, texts: list[str]) -> list[tuple[str, np.ndarray]] | None:
+        """Each text's digest (of what the model reads of it) and token vectors (float16), as
+        ``soft_match`` reads them, for the store to keep; None when the model gives no token vectors."""
+
+
+def soft_text(title: str | None, text: str) -> str:
+    """The text a passage is soft-matched by: its section's title, then its quoted text."""
+    return f"{title or ''}\n{text}"
 
 
 class MiniLMEmbedder:
@@ -120,14 +136,19 @@ class MiniLMEmbedder:
         return self.embed_documents([text])[0]
 
     def soft_match(
-        self, query: str, texts: list[str], weight: Callable[[str], float] | None = None
+        self,
+        query: str,
+        texts: list[str],
+        weight: Callable[[str], float] | None = None,
+        stored: Mapping[str, np.ndarray] | None = None,
     ) -> list[float] | None:
         """How well each text covers the query's content words, word by word in context (BERTScore
         recall): each content token of the query is matched with the most similar token of the text
         (first 128 tokens) and the similarities are averaged, each token counting by ``weight`` of
         the word it is part of (BERTScore's idf weighting, when given the words' idf). It credits a
-        text that says the same in other words, which a whole-text vector blurs. None when the model
-        runs without onnxruntime."""
+        text that says the same in other words, which a whole-text vector blurs. A text whose digest
+        is in ``stored`` takes those vectors (computed at ingest) instead of a run of the model. None
+        when the model runs without onnxruntime."""
         if self._session is None:
             return None
         ((vectors, tokens),) = self._token_vectors([query])
@@ -141,8 +162,18 @@ class MiniLMEmbedder:
             counts = np.array([max(MIN_WORD_WEIGHT, weight(words[i])) for i in content], dtype=np.float32)
         return [
             float((wanted @ v.T).max(axis=1) @ counts / counts.sum()) if len(v) else 0.0
-            for v, _ in self._token_vectors(texts)
+            for v, _ in self._token_vectors(texts, stored)
         ]
+
+    def token_vectors(self, texts: list[str]) -> list[tuple[str, np.ndarray]] | None:
+        if self._session is None:
+            return None
+        out: list[tuple[str, np.ndarray]] = [("", np.zeros((0, self.dim), dtype=np.float16))] * len(texts)
+        with self._lock:
+            for idx, encoded, hidden in self._run(texts):
+                for row, (i, e) in enumerate(zip(idx, encoded, strict=True)):
+                    out[i] = (_digest(e), _kept_vectors(e, hidden[row])[0])
+        return out
 
     def _token_words(self, text: str) -> list[str]:
         """The word each of the text's kept tokens (as ``_token_vectors`` keeps them) is part of."""
@@ -156,18 +187,24 @@ class MiniLMEmbedder:
                 words.append(text[a:b])
         return words
 
-    def _token_vectors(self, texts: list[str]) -> list[tuple[np.ndarray, list[str]]]:
+    def _token_vectors(
+        self, texts: list[str], stored: Mapping[str, np.ndarray] | None = None
+    ) -> list[tuple[np.ndarray, list[str]]]:
         """Each text's contextual token vectors (normalised) and tokens, special tokens and punctuation
-        left out. The last ``TOKEN_CACHE`` texts' are kept (float16): a follow-up question, or the
-        next question on the same clauses, reads most of the same passages."""
+        left out: from ``stored`` when its digest is there, else through the model. The last
+        ``TOKEN_CACHE`` texts' are kept (float16): a follow-up question, or the next question on the
+        same clauses, reads most of the same passages."""
         with self._lock:
             missing = list(dict.fromkeys(t for t in texts if t not in self._token_cache))
+            if stored and missing:
+                for text, e in zip(missing, self._tokenizer.encode_batch(missing), strict=True):
+                    known = stored.get(_digest(e))
+                    if known is not None:
+                        self._token_cache[text] = (known, _kept_vectors(e)[1])
+                missing = [t for t in missing if t not in self._token_cache]
             for idx, encoded, hidden in self._run(missing):
                 for row, (i, e) in enumerate(zip(idx, encoded, strict=True)):
-                    keep = [j for j, (t, m) in enumerate(zip(e.tokens, e.attention_mask, strict=True)) if _kept(t, m)]
-                    v = hidden[row, keep]
-                    v = v / np.maximum(np.linalg.norm(v, axis=1, keepdims=True), 1e-12)
-                    self._token_cache[missing[i]] = (v.astype(np.float16), [e.tokens[j] for j in keep])
+                    self._token_cache[missing[i]] = _kept_vectors(e, hidden[row])
             out = []
             for text in texts:
                 self._token_cache.move_to_end(text)
@@ -176,6 +213,23 @@ class MiniLMEmbedder:
             while len(self._token_cache) > self.TOKEN_CACHE:
                 self._token_cache.popitem(last=False)
         return out
+
+
+def _digest(encoding: Any) -> str:
+    """What the model reads of a text (its token ids, cut to the model's length), as a short digest."""
+    ids = np.array([i for i, m in zip(encoding.ids, encoding.attention_mask, strict=True) if m], dtype=np.int32)
+    return hashlib.blake2b(ids.tobytes(), digest_size=12).hexdigest()
+
+
+def _kept_vectors(encoding: Any, hidden: np.ndarray | None = None) -> tuple[np.ndarray, list[str]]:
+    """The token vectors (normalised, float16) and tokens the soft match reads of one encoded text
+    (``hidden``: its row of the model's output; without it only the tokens, vectors empty)."""
+    keep = [j for j, (t, m) in enumerate(zip(encoding.tokens, encoding.attention_mask, strict=True)) if _kept(t, m)]
+    if hidden is None:
+        return np.zeros((0, 0), dtype=np.float16), [encoding.tokens[j] for j in keep]
+    v = hidden[keep]
+    v = v / np.maximum(np.linalg.norm(v, axis=1, keepdims=True), 1e-12)
+    return v.astype(np.float16), [encoding.tokens[j] for j in keep]
 
 
 MIN_WORD_WEIGHT = 0.05  # a word every section has still counts a little
@@ -296,9 +350,16 @@ class GeminiEmbedder:
         return self._normalised([self._client.embed_query(text)])[0]
 
     def soft_match(
-        self, query: str, texts: list[str], weight: Callable[[str], float] | None = None
+        self,
+        query: str,
+        texts: list[str],
+        weight: Callable[[str], float] | None = None,
+        stored: Mapping[str, np.ndarray] | None = None,
     ) -> list[float] | None:
         """None: the API returns one vector per text, no token vectors."""
+        return None
+
+    def token_vectors(self, texts: list[str]) -> list[tuple[str, np.ndarray]] | None:
         return None
 
 

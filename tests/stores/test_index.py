@@ -161,6 +161,54 @@ def test_soft_match_reads_a_text_once(embedder: Any, monkeypatch: pytest.MonkeyP
     assert ran == ["Wind on walls."] and again[:2] == first
 
 
+def test_soft_match_takes_the_token_vectors_kept_at_ingest(embedder: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What ingest keeps (``token_vectors``: a digest of what the model reads, and the vectors) is what
+    the soft match reads: a text whose digest is stored scores as before without a run of the model,
+    a text cut after the model's 128 tokens has the same digest, and a text that differs is run."""
+    question = "What floor load for an archive?"
+    texts = ["Loads on floors due to storage should be taken from Table 6.4.", "Snow loads on roofs."]
+    embedder._token_cache.clear()
+    expected = embedder.soft_match(question, texts)
+    kept = embedder.token_vectors(texts)
+    assert [v.dtype for _, v in kept] == [np.float16, np.float16] and kept[0][0] != kept[1][0]
+    assert all(v.shape[1] == embedder.dim and len(v) > 3 for _, v in kept)
+    long = " ".join(["The imposed load on floors of archives is given in Table 6.2."] * 40)
+    (long_digest, _), (cut_digest, _) = embedder.token_vectors([long, long + " And a sentence past the cut."])
+    assert long_digest == cut_digest
+
+    embedder._token_cache.clear()
+    embedder.soft_match(question, [])  # the question itself is read through the model
+    ran: list[str] = []
+    run = embedder._run
+    monkeypatch.setattr(embedder, "_run", lambda batch: (ran.extend(batch), run(batch))[1])
+    got = embedder.soft_match(question, [*texts, "Wind on walls."], stored=dict(kept))
+    assert ran == ["Wind on walls."]
+    assert got[:2] == pytest.approx(expected, abs=1e-3)  # stored as float16, as the cache keeps them
+
+
+def test_token_vectors_are_kept_per_section_and_read_back(
+    sample_store: SimpleNamespace, copy_store: Callable[..., Path], embedder: Any
+) -> None:
+    """Ingest keeps every section's token vectors but the contents' (``tokens.npy`` and its index);
+    the store gives them back by digest, mapped from the file. A store without them (ingested before
+    they were kept) or with a damaged file gives none, and the soft match runs the model instead."""
+    stores = Stores(LocalBlobs(sample_store.dir))
+    keys = [k for k, s in sample_store.sections.items() if s["kind"] != "contents"]
+    got = stores.token_vectors(keys)
+    assert len(got) == len(set(stores.doc_table(sample_store.doc_key, "tokens")[k][2] for k in keys)) > 10
+    assert all(isinstance(v, np.memmap) and v.shape[1] == embedder.dim for v in got.values())
+    section = sample_store.sections[keys[0]]
+    ((digest, _),) = embedder.token_vectors([f"{section.get('title') or ''}\n{section['text']}"])
+    assert digest in got
+
+    damaged = copy_store(sample_store.dir)
+    generation = Stores(LocalBlobs(damaged)).manifest(sample_store.doc_key)["generation"]
+    (damaged / "docs" / sample_store.doc_key / generation / "tokens.npy").write_bytes(b"not an array")
+    assert Stores(LocalBlobs(damaged)).token_vectors(keys) == {}
+    (damaged / "docs" / sample_store.doc_key / generation / "tokens.json").unlink()
+    assert Stores(LocalBlobs(damaged)).token_vectors(keys) == {}
+
+
 def test_vector_index_size_and_paging(sample_store: SimpleNamespace, embedder: Any) -> None:
     index = LocalVectorIndex(Stores(LocalBlobs(sample_store.dir)))
     assert len(index) == sample_store.output["summary"]["chunks"]

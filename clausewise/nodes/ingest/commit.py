@@ -85,6 +85,7 @@ def _commit_document(
     writer.put_json("chunks", {"chunks": state["chunks"]})
     writer.put_json("vocabulary", section_frequencies(list(sections.values())))  # the query's IDF, precomputed
     writer.put_vectors(state["vectors"])
+    writer.put_token_vectors(state.get("token_vectors") or {})
     vector_index.upsert_document(doc_key, state["chunks"], state["vectors"])
 
     now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())

@@ -37,6 +37,7 @@ from clausewise.keys import OBJECT_KINDS, code_label, split_key
 from clausewise.nodes.query.deps import QueryDeps, Reader, bare, deps_of, first_subclause
 from clausewise.page_map import pages_between
 from clausewise.stores.index import Hit
+from clausewise.tools.models import soft_text
 from clausewise.tools.query_tasks import is_definition, search_prefixes, stem, terms_in, units
 
 KEY_PASSAGES = 10
@@ -252,7 +253,10 @@ def rank(
     if head:
         vocabulary = deps.vocabulary()
         texts = [_titled(p) for p in head]
-        matched = deps.embedder.soft_match(state["search_question"], texts, weight=lambda w: vocabulary.idf(stem(w)))
+        stored = deps.stores.token_vectors([p["key"] for p in head])  # kept at ingest, for most of them
+        matched = deps.embedder.soft_match(
+            state["search_question"], texts, weight=lambda w: vocabulary.idf(stem(w)), stored=stored
+        )
     if matched:
         mean = sum(matched) / len(matched)
         for p, m in zip(head, matched, strict=True):
@@ -408,7 +412,7 @@ def _figures_after_key(ordered: list[dict[str, Any]], cites: dict[str, list[str]
 
 def _titled(passage: dict[str, Any]) -> str:
     """A passage's title and quoted text, as they are read against the question."""
-    return f"{passage.get('title') or ''}\n{passage['text']}"
+    return soft_text(passage.get("title"), passage["text"])
 
 
 def _cited(read: Reader, key: str, among: set[str]) -> list[str]:

@@ -113,13 +113,13 @@ def deps_with(
         keys = [key for key in SECTIONS if key.startswith(doc + "_")]
         return {key: entry for key in keys if (entry := lookup(table, key)) is not None}
 
-    stores = SimpleNamespace(lookup=lookup, doc_table=doc_table)
+    stores = SimpleNamespace(lookup=lookup, doc_table=doc_table, token_vectors=lambda keys: {})
     return SimpleNamespace(
         stores=stores,
         reader=lambda: Reader(stores),  # type: ignore[arg-type]
         terms=lambda question: terms or Terms(),
         embedder=SimpleNamespace(
-            soft_match=lambda query, texts, weight=None: (
+            soft_match=lambda query, texts, weight=None, stored=None: (
                 None
                 if soft is None
                 else [next(v for key, v in soft.items() if SECTIONS[key] in text) for text in texts]
@@ -385,6 +385,37 @@ def test_the_head_of_the_list_is_read_again_word_by_word() -> None:
     assert [p["key"] for p in read][:2] == [k("8.1"), k("7.1")]
     before, after = {p["key"]: p["score"] for p in plain}, {p["key"]: p["score"] for p in read}
     assert round(after[k("8.1")] - before[k("8.1")], 4) == round(SOFT_MATCH_WEIGHT * (0.50 - 0.40), 4)
+
+
+def test_the_head_is_read_from_the_token_vectors_kept_at_ingest(
+    sample_store: SimpleNamespace, embedder: Any, monkeypatch: Any, tmp_path: Path
+) -> None:
+    """A passage quoted from the start of its section is soft-matched by the token vectors ingest kept,
+    not by a run of the model: the answer is the one the model gives, and no such passage is run."""
+    from clausewise.graph.query import build_query_graph
+    from clausewise.tools.models import soft_text
+
+    system = System(stores=sample_store.stores, embedder=embedder, query_tasks=OfflineQueryTasks(), cache_dir=tmp_path)
+    question = "What load from fallen leaves should be taken on a pergola roof?"
+    ran: list[str] = []
+    run = embedder._run
+    monkeypatch.setattr(embedder, "_run", lambda batch: (ran.extend(batch), run(batch))[1])
+
+    def answer() -> list[tuple[str, float]]:
+        embedder._token_cache.clear()
+        ran.clear()
+        result = build_query_graph(system).invoke({"question": question})
+        return [(p["key"], p["score"]) for p in result["passages"]]
+
+    kept = answer()
+    whole = {soft_text(s.get("title"), s["text"].strip()) for s in sample_store.sections.values()}
+    assert len(kept) > 5 and not whole & set(ran)
+    read_by_model = len(ran)
+    monkeypatch.setattr(system.stores, "token_vectors", lambda keys: {})
+    by_model = answer()
+    assert [k for k, _ in kept] == [k for k, _ in by_model]
+    assert [s for _, s in kept] == pytest.approx([s for _, s in by_model], abs=1e-3)
+    assert len(whole & set(ran)) >= 5 and len(ran) > read_by_model + 5
 
 
 def test_a_short_section_is_quoted_whole_with_its_pages(sample_store: SimpleNamespace, embedder: Any) -> None:
