@@ -348,9 +348,12 @@ class Stores:
             if array is None:
                 continue
             for key in keys:
-                if key in index and document_of(key) == doc_key:
-                    start, end, digest = index[key]
-                    out[digest] = array[start:end]
+                entry = index.get(key) if document_of(key) == doc_key else None
+                match entry:
+                    case [int(start), int(end), str(digest)] if 0 <= start <= end <= len(array):
+                        out[digest] = array[start:end]
+                    case _:  # absent, or a damaged entry: the model reads that text
+                        continue
         return out
 
     def _token_array(self, doc_key: str) -> np.ndarray | None:

@@ -3,6 +3,7 @@ embedding-model record (stores/index.py)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 from types import SimpleNamespace
@@ -203,6 +204,12 @@ def test_token_vectors_are_kept_per_section_and_read_back(
 
     damaged = copy_store(sample_store.dir)
     generation = Stores(LocalBlobs(damaged)).manifest(sample_store.doc_key)["generation"]
+    index_file = damaged / "docs" / sample_store.doc_key / generation / "tokens.json"
+    index = json.loads(index_file.read_text())
+    index[keys[0]], index[keys[1]], index[keys[2]] = [0, 10**9, "x"], "garbage", [5, 1, "y"]
+    index_file.write_text(json.dumps(index))
+    partial = Stores(LocalBlobs(damaged)).token_vectors(keys)
+    assert len(partial) == len(got) - 3 and digest not in partial  # the damaged entries alone are left out
     (damaged / "docs" / sample_store.doc_key / generation / "tokens.npy").write_bytes(b"not an array")
     assert Stores(LocalBlobs(damaged)).token_vectors(keys) == {}
     (damaged / "docs" / sample_store.doc_key / generation / "tokens.json").unlink()
