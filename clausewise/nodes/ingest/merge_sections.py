@@ -56,6 +56,8 @@ _FOREIGN = re.compile(r"\d{3,4}(?:\.\d{1,2})+\s")  # "1603.2 ", "403.9 ": anothe
 # ISO and IS number the introduction or foreword 0 ("0 Introduction", "0. FOREWORD"): front matter
 # still, named by its words
 _ZERO_NUMBER = re.compile(r"^0\.?\s+(?=[A-Z])")
+# A clause's number alone on a line ("A1.1(1)", "3.1 (5)", "3.1(1)P"): a cell of a table of clauses
+_CLAUSE_CELL = re.compile(r"[A-Z]?\d+(?:\s?\.\s?\d+)*\s?\(\s?\d+\s?\)\s?P?")
 # What a run-in heading's text opens with on a narrow column ("Reduction in Imposed Loads — The
 # reduction", "Concentrated Loads — Floors shall be"): a sentence's first word or its verb, where a
 # title's second part ("Walls — Rectangular plan buildings") has neither
@@ -640,12 +642,7 @@ class _Parser:
                 and len(named.split()) <= 9
                 and named[0].isupper()
                 and not re.search(r"[.,;:]$", named)
-                and (
-                    prev is None
-                    or prev.page != line.page
-                    or re.search(r"[.)]\s*$", prev.text)  # not after "...through clauses:" (a list, a table follows)
-                    or self._set_apart(line, prev)
-                )
+                and (prev is None or self._may_follow(line, prev, nxt))
                 and nxt is not None
                 and nxt.page == line.page
                 and not parse_caption(text)
@@ -698,6 +695,19 @@ class _Parser:
         """The line's middle lies inside a figure's box on its page."""
         x, y = (line.bbox[0] + line.bbox[2]) / 2, (line.bbox[1] + line.bbox[3]) / 2
         return any(b[0] <= x <= b[2] and b[1] <= y <= b[3] for b in self.drawings.get(line.page, []))
+
+    def _may_follow(self, line: Line, prev: Line, nxt: Line | None) -> bool:
+        """A heading may follow the line above: it ends a paragraph or a page, or the line is set apart
+        from it. Not after "... through clauses:" (a list or a table follows, on this page or overleaf,
+        its head often in bold: "Paragraph  Item"), unless the line is set apart and heads numbered
+        paragraphs (a guide naming its parts: "... into four sections:", then "Section 1: Preparing
+        for work" over paragraph 6); nor after a clause's number alone ("A1.1(1)", a cell of a table of
+        clauses: its next row follows)."""
+        if prev.text.rstrip().endswith(":"):
+            return nxt is not None and id(nxt) in self.paragraphs and self._set_apart(line, prev)
+        if prev.page != line.page or self._set_apart(line, prev):
+            return True
+        return re.search(r"[.)]\s*$", prev.text) is not None and not _CLAUSE_CELL.fullmatch(prev.text.strip())
 
     def _set_apart(self, line: Line, prev: Line) -> bool:
         """A line set in bold or a larger size than the line above it (a heading after a paragraph

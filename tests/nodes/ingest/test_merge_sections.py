@@ -422,29 +422,95 @@ def test_a_foreword_on_the_page_where_the_clauses_begin_is_not_the_cover() -> No
     assert "adopted by the committee" in sections["BIS_IS9999_foreword"]["text"]
 
 
+def _national_annex_pages(*pages: list[str]) -> list[dict[str, Any]]:
+    """A code's cover and foreword (pages 1 and 2), the given pages, then its clause 1."""
+    middle = [_page(n, lines) for n, lines in enumerate(pages, 3)]
+    after = _page(3 + len(pages), ["1 Scope", "1.1 General", "(1) The values apply."])
+    return [_page(1, ["EN 9999", "Test code"]), _page(2, ["Foreword", "This code is for tests."]), *middle, after]
+
+
 def test_a_table_head_after_a_colon_is_not_a_front_heading() -> None:
     """A foreword's list of nationally determined parameters, introduced by "... through clauses:"
     and set as a table ("Clause  Item"), stays with the sentence that introduces it: the table's head
     is not a heading, so the list's clauses are read as listed (the NDP rules are found from it)."""
-    pages = [
-        _page(1, ["EN 9999", "Test code"]),
-        _page(2, ["Foreword", "This code is for tests."]),
-        _page(
-            3,
-            [
-                "National annex",
-                "National choice is allowed in EN 9999 through clauses:",
-                "Clause Item",
-                "3.1(5) Return periods",
-                "4.1(1) Construction loads",
-            ],
-        ),
-        _page(4, ["1 Scope", "1.1 General", "(1) The values apply."]),
-    ]
+    pages = _national_annex_pages(
+        [
+            "National annex",
+            "National choice is allowed in EN 9999 through clauses:",
+            "Clause Item",
+            "3.1(5) Return periods",
+            "4.1(1) Construction loads",
+        ]
+    )
     sections = build_sections(DocId("CEN", "EN9999"), "Test", pages)
     annex = sections["CEN_EN9999_national-annex"]
     assert "Clause Item" in annex["text"] and "4.1(1) Construction loads" in annex["text"]
     assert "CEN_EN9999_clause-item" not in sections
+
+
+def test_a_list_of_clauses_overleaf_or_with_annex_rows_stays_in_its_front_section() -> None:
+    """The same list begun overleaf (the sentence ending in a colon at the foot of one page, the
+    table's head at the top of the next) and with rows naming an annex after a clause's number alone
+    ("A1.1(1)", then "Annex A2 Friction forces"): neither the head nor an annex row is a heading, so
+    every row stays in the national annex's section."""
+    pages = _national_annex_pages(
+        ["National annex", "National choice is allowed in EN 9999 through clauses:"],
+        [
+            "Paragraph Item",
+            "3.1(5) Return periods",
+            "Annex A1 Representative values of construction loads",
+            "A1.1(1)",
+            "Annex A2 Design values of friction forces",
+            "A2.5(2)",
+        ],
+    )
+    sections = build_sections(DocId("CEN", "EN9999"), "Test", pages)
+    annex = sections["CEN_EN9999_national-annex"]
+    assert "Paragraph Item" in annex["text"] and "A2.5(2)" in annex["text"] and annex["pages"] == [3, 4]
+    assert [k for k, s in sections.items() if s["kind"] == "front"] == ["CEN_EN9999_national-annex"]
+
+
+def test_a_bold_table_head_after_a_colon_is_not_a_front_heading() -> None:
+    """Where headings are bold, the list's head set in bold ("Paragraph  Item") still follows the sentence
+    ending in a colon that introduces it: it stays in that section, and the bold heading after the
+    list's last row opens the next."""
+    plain = "The code gives rules for tests. It is set in the plain body font, not in bold."
+    pages = _sized_pages(
+        [("EN 9999", 20.0, True)],
+        [("Foreword", 12.0, True), (plain, 10.0, False), (plain, 10.0, False)],
+        [
+            ("National annex", 12.0, True),
+            ("National choice is allowed in EN 9999 through clauses:", 10.0, False),
+            ("Paragraph Item", 10.0, True),
+            ("3.1(5) Return periods", 10.0, False),
+            ("4.1(1) Construction loads.", 10.0, False),
+            ("Links to other codes", 12.0, True),
+            (plain, 10.0, False),
+        ],
+        [("1 Scope", 12.0, True), ("1.1 General", 12.0, True), ("(1) " + plain, 10.0, False)],
+        leading=14,
+    )
+    sections = build_sections(DocId("CEN", "EN9999"), "Test", pages)
+    annex = sections["CEN_EN9999_national-annex"]
+    assert "Paragraph Item" in annex["text"] and "4.1(1) Construction loads" in annex["text"]
+    assert "CEN_EN9999_paragraph-item" not in sections and "CEN_EN9999_links-to-other-codes" in sections
+
+
+def test_a_bold_heading_after_a_colon_that_heads_numbered_paragraphs_is_a_heading() -> None:
+    """A guide whose paragraphs are numbered names its parts in a list ("... into two sections:") and
+    sets each part's heading in bold over its paragraphs: the heading after the colon heads paragraph
+    6, so it opens a part (unlike a table's head after a colon, over rows that are not paragraphs)."""
+    body = [(f"{n} Paragraph {n} says what the guide asks of the reader here.", 10.0, False) for n in range(1, 25)]
+    body[4] = ("5 The book is divided into two sections:", 10.0, False)
+    pages = _sized_pages(
+        [("A GUIDE", 24.0, True)],
+        [("Introduction", 12.0, True), *body[:5], ("Section 1: Preparing for work", 10.0, True), *body[5:12]],
+        [*body[12:]],
+        leading=14,
+    )
+    sections = build_sections(DocId("ACME", "G2"), "Guide", pages)
+    part = next(s for s in sections.values() if s["title"] == "Section 1: Preparing for work")
+    assert sections["ACME_G2_6"]["parent"] == part["key"] and "Section 1" not in sections["ACME_G2_5"]["text"]
 
 
 @pytest.mark.parametrize(
