@@ -341,15 +341,17 @@ class Stores:
         ``Embedder.token_vectors``); a section without them (an older store, an embedder without token
         vectors) is left out, and the soft match runs the model on it. A local store's file is mapped,
         not read whole."""
+        by_doc: dict[str, list[str]] = {}
+        for key in keys:
+            by_doc.setdefault(document_of(key), []).append(key)
         out = {}
-        for doc_key in dict.fromkeys(document_of(k) for k in keys):
+        for doc_key, doc_keys in by_doc.items():
             index = self.doc_table(doc_key, "tokens")
             array = self._token_array(doc_key) if index else None
             if array is None:
                 continue
-            for key in keys:
-                entry = index.get(key) if document_of(key) == doc_key else None
-                match entry:
+            for key in doc_keys:
+                match index.get(key):
                     case [int(start), int(end), str(digest)] if 0 <= start <= end <= len(array):
                         out[digest] = array[start:end]
                     case _:  # absent, or a damaged entry: the model reads that text

@@ -168,12 +168,12 @@ class MiniLMEmbedder:
     def token_vectors(self, texts: list[str]) -> list[tuple[str, np.ndarray]] | None:
         if self._session is None:
             return None
-        out: list[tuple[str, np.ndarray]] = [("", np.zeros((0, self.dim), dtype=np.float16))] * len(texts)
+        out: dict[int, tuple[str, np.ndarray]] = {}
         with self._lock:
             for idx, encoded, hidden in self._run(texts):
                 for row, (i, e) in enumerate(zip(idx, encoded, strict=True)):
-                    out[i] = (_digest(e), _kept_vectors(e, hidden[row])[0])
-        return out
+                    out[int(i)] = (_digest(e), _kept_vectors(e, hidden[row])[0])
+        return [out[i] for i in range(len(texts))]
 
     def _token_words(self, text: str) -> list[str]:
         """The word each of the text's kept tokens (as ``_token_vectors`` keeps them) is part of."""
@@ -200,7 +200,7 @@ class MiniLMEmbedder:
                 for text, e in zip(missing, self._tokenizer.encode_batch(missing), strict=True):
                     known = stored.get(_digest(e))
                     if known is not None:
-                        self._token_cache[text] = (known, _kept_vectors(e)[1])
+                        self._token_cache[text] = (known, [e.tokens[j] for j in _kept_indices(e)])
                 missing = [t for t in missing if t not in self._token_cache]
             for idx, encoded, hidden in self._run(missing):
                 for row, (i, e) in enumerate(zip(idx, encoded, strict=True)):
@@ -221,12 +221,15 @@ def _digest(encoding: Any) -> str:
     return hashlib.blake2b(ids.tobytes(), digest_size=12).hexdigest()
 
 
-def _kept_vectors(encoding: Any, hidden: np.ndarray | None = None) -> tuple[np.ndarray, list[str]]:
-    """The token vectors (normalised, float16) and tokens the soft match reads of one encoded text
-    (``hidden``: its row of the model's output; without it only the tokens, vectors empty)."""
-    keep = [j for j, (t, m) in enumerate(zip(encoding.tokens, encoding.attention_mask, strict=True)) if _kept(t, m)]
-    if hidden is None:
-        return np.zeros((0, 0), dtype=np.float16), [encoding.tokens[j] for j in keep]
+def _kept_indices(encoding: Any) -> list[int]:
+    """The positions of the tokens the soft match reads of one encoded text."""
+    return [j for j, (t, m) in enumerate(zip(encoding.tokens, encoding.attention_mask, strict=True)) if _kept(t, m)]
+
+
+def _kept_vectors(encoding: Any, hidden: np.ndarray) -> tuple[np.ndarray, list[str]]:
+    """The token vectors (normalised, float16) and tokens the soft match reads of one encoded text,
+    from its row of the model's output."""
+    keep = _kept_indices(encoding)
     v = hidden[keep]
     v = v / np.maximum(np.linalg.norm(v, axis=1, keepdims=True), 1e-12)
     return v.astype(np.float16), [encoding.tokens[j] for j in keep]
