@@ -36,8 +36,12 @@ _NUM = (
 CHANGE_MARK = re.compile(r"(?<!\S)(?:\\\d{1,2}\\|/\d{1,2}/)(?!\S)\s*")
 # A scan's text layer may put an amendment mark before the caption ("~Table 7.4b") and read its
 # separator twice ("Table A.II .. Stored products").
+# One caption may name several parts of an object, or several objects drawn together ("Figure 12a and b",
+# "Figures 3 and 4", "Table 2.1a, b"): the object is keyed by the first; the others are not its title,
+# which names the drawing in words.
 CAPTION = re.compile(
-    r"^\s*~?(?P<kind>Table|TABLE|Figure|FIGURE|Fig\.|FIG\.?)\s*(?P<number>" + _NUM + r")\s*"
+    r"^\s*~?(?P<kind>Tables?|TABLES?|Figures?|FIGURES?|Figs?\.|FIGS?\.?)\s*(?P<number>" + _NUM + r")"
+    r"(?P<more>(?:\s?(?:,|and|&)\s?(?:" + _NUM + r"|\(?[a-z]\)?)(?![\w.]))*)\s*"
     r"(?:(?P<sep>[:\-\u2013\u2014\u2022\u00b7.|](?:\s?[\-\u2013.])?|\s(?=[A-Z(\[]))\s*(?P<title>.*?))?\s*$"
 )
 _NUMBER_OK = re.compile(
@@ -101,6 +105,8 @@ def parse_caption(text: str, *, strict: bool = False) -> tuple[str, str, str] | 
         return None
     if title and not (title[0].isupper() or title[0] in "(\"'["):
         return None
+    if m.group("more") and not title[:1].isalpha():
+        return None  # "Tables 1.5-1 and 1.5-2 [Replacement]": a heading naming another code's tables
     if m.group("kind").isupper() and title and title.split()[0].isalpha() and title.split()[0].islower():
         return None
     if re.search(r"(\.\s?){4,}|…{2,}|_{4,}", title):
@@ -108,7 +114,7 @@ def parse_caption(text: str, *, strict: bool = False) -> tuple[str, str, str] | 
     number = caption_number(m.group("number"))
     if not _NUMBER_OK.fullmatch(number):
         return None
-    kind = "table" if m.group("kind").lower() == "table" else "figure"
+    kind = "table" if m.group("kind").lower().startswith("table") else "figure"
     return kind, number, title
 
 

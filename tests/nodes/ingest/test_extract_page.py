@@ -511,6 +511,11 @@ def test_a_numbered_expression_drawn_as_a_picture_is_cropped(objects_pages: dict
         # change marks ("\\4\\ ... /4/") around a changed caption or inside it
         ("Table 2-1 \\4\\ /4/ Wind Induced Deflection Limits", ("table", "2-1", "Wind Induced Deflection Limits")),
         ("\\2\\ Figure 3-2 Crane Runway", ("figure", "3-2", "Crane Runway")),
+        # one caption naming several parts or objects: keyed by the first, the rest not its title
+        ("Figure 12a and b  Through the trap", ("figure", "12a", "Through the trap")),
+        ("Figures 3 and 4 Edge protection", ("figure", "3", "Edge protection")),
+        ("Table 5.1a, 5.1b: Loads on parapets", ("table", "5.1a", "Loads on parapets")),
+        ("FIGS. 2 & 3 TRENCH SUPPORTS", ("figure", "2", "TRENCH SUPPORTS")),
     ],
 )
 def test_parse_caption_other_styles(text: str, expected: tuple[str, str, str]) -> None:
@@ -519,7 +524,14 @@ def test_parse_caption_other_styles(text: str, expected: tuple[str, str, str]) -
 
 @pytest.mark.parametrize(
     "text",
-    ["TABLE OF CONTENTS", "Figure 2-1 Performance-based design process ............ 2-6", "FIG. 3 shows the frame"],
+    [
+        "TABLE OF CONTENTS",
+        "Figure 2-1 Performance-based design process ............ 2-6",
+        "FIG. 3 shows the frame",
+        "Figure 12a and b show the trap",
+        "Tables 6.1 and 6.2 give the values",
+        "Tables 1.5-1 and 1.5-2 [Replacement]",  # a heading's line naming another code's tables
+    ],
 )
 def test_parse_caption_rejects_lists_and_sentences(text: str) -> None:
     assert parse_caption(text) is None

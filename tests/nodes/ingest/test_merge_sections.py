@@ -1283,3 +1283,41 @@ def test_a_table_run_on_over_pages_that_print_its_column_heads_again_is_one_tabl
     assert "III Schools" not in clause["text"] and "Dormitories" not in clause["text"]
     assert "(2) The factor applies to all." in clause["text"] and "(3) Risk Category IV" in clause["text"]
     assert clause["pages"] == [1, 2, 3]
+
+
+def test_a_caption_naming_two_parts_of_a_figure_is_a_caption_not_a_heading(tmp_path: Any) -> None:
+    """A guide's caption may name two drawings at once ("Figure 4a and b  Through the trap", set in bold
+    under them): it is the figure's caption (keyed by its first part), not a heading, so the paragraphs
+    after it stay under the section's own heading."""
+    import pymupdf
+
+    from clausewise.nodes.ingest.extract_page import read_page
+
+    doc = pymupdf.open()
+    doc.new_page(width=595, height=842).insert_text((57, 200), "A guide to towers", fontsize=24, fontname="hebo")
+    page = doc.new_page(width=595, height=842)
+    page.insert_text((57, 100), "Tower scaffolds", fontsize=14, fontname="hebo")
+    y = 130.0
+    for i in range(6):
+        page.insert_text((57, y), f"Sentence {i} on towers runs on across the page as text does here.", fontsize=10)
+        y += 13
+    page.insert_text((57, y), "Never carry out these activities on a tower:", fontsize=10)
+    for x in (60, 300):  # two drawings side by side
+        page.draw_rect(pymupdf.Rect(x, y + 15, x + 200, y + 135), color=(0, 0, 0), width=1)
+        page.draw_line(pymupdf.Point(x, y + 15), pymupdf.Point(x + 200, y + 135), color=(0, 0, 0), width=1)
+    y += 150
+    page.insert_text((57, y), "Figure 4a and b  Through the trap", fontsize=9, fontname="hebo")
+    y += 25
+    for i in range(6):
+        page.insert_text((57, y), f"Line {i} after the drawings says how to climb a tower from inside it.", fontsize=10)
+        y += 13
+    path = tmp_path / "guide.pdf"
+    doc.save(path)
+    with pymupdf.open(path) as pdf:
+        pages = [read_page(pdf, i, crop=False) for i in range(len(pdf))]
+    sections = build_sections(DocId("ACME", "G2"), "Guide", pages)
+    assert not any("Through the trap" in (s["title"] or "") for s in sections.values() if s["kind"] != "figure")
+    towers = next(s for s in sections.values() if s["title"] == "Tower scaffolds")
+    assert "Line 5 after the drawings" in towers["text"]
+    (figure,) = [s for s in sections.values() if s["kind"] == "figure"]
+    assert figure["key"] == "ACME_G2_figure_4a" and figure["title"] == "Through the trap"
