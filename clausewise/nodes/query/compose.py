@@ -17,7 +17,7 @@ from clausewise.keys import OBJECT_KINDS, cited, code_label, document_of, headin
 from clausewise.nodes.query.deps import QueryDeps, deps_of
 from clausewise.references import doc_display
 from clausewise.tools.parallel import map_ordered
-from clausewise.tools.query_tasks import continued_lines, legible
+from clausewise.tools.query_tasks import Terms, continued_lines, legible, score_text, units
 
 MARKDOWN_QUOTE_CHARS = 6_000  # quoted text of the key passages in the brief (the JSON has all of it)
 MARKDOWN_PASSAGE_CHARS = 1_200  # longest quote of one passage in the brief
@@ -74,7 +74,8 @@ def compose(state: QueryState, runtime: Runtime[QueryContext]) -> dict[str, Any]
         image.pop("kind")
         image.pop("png")
     summary = deps.tasks.summarise(state["search_question"], passages)
-    markdown = render_markdown(state, passages, images, summary, deps.system.local_path)
+    terms = deps.terms(state["search_question"])
+    markdown = render_markdown(state, passages, images, summary, deps.system.local_path, terms=terms)
     trace = {
         **usage_since(deps, state),
         "widenings": state.get("widenings", 0),
@@ -111,10 +112,12 @@ def render_markdown(
     images: list[dict[str, Any]],
     summary: str,
     local_path: Any = None,
+    terms: Terms | None = None,
 ) -> str:
     """The engineer's brief: the question, a short summary, the key passages quoted, one compact table of
     the rest, figures with their files, and the precedence rules and conflicts of the quoted passages.
-    Every passage, quoted here or not, is in the JSON answer."""
+    Every passage, quoted here or not, is in the JSON answer. A clause too long to quote whole is quoted
+    by its heading and the paragraphs that hold most of the question's ``terms``."""
     q = state["search_question"]
     lines = [f"## {q}", ""]
     for note in state.get("notes") or []:
@@ -139,7 +142,7 @@ def render_markdown(
 
     budget = MARKDOWN_QUOTE_CHARS
     for p in key:
-        lines += _passage_md(p, min(MARKDOWN_PASSAGE_CHARS, max(budget, 300)))
+        lines += _passage_md(p, min(MARKDOWN_PASSAGE_CHARS, max(budget, 300)), terms)
         budget -= len(p["text"])
         img = image_of.get(p["key"])
         if img:  # a quoted figure, table or expression: its image with it, a click away
@@ -278,8 +281,10 @@ def _name(key: str, by_key: dict[str, dict[str, Any]]) -> str:
         return key
 
 
-def _passage_md(p: dict[str, Any], limit: int) -> list[str]:
-    """A passage quoted, cut at a line end after ``limit`` characters (the JSON answer has it whole)."""
+def _passage_md(p: dict[str, Any], limit: int, terms: Terms | None = None) -> list[str]:
+    """A passage quoted, cut at a line end after ``limit`` characters (the JSON answer has it whole); a
+    longer clause (not a table or figure, read row by row from the top) by its paragraphs that bear most
+    on the question (:func:`_bearing`)."""
     head = f"**{cited(p['document'], p['section'], p.get('title'))}**"
     head += f" {p['title']}" if p.get("title") and not heading_coded(p["section"], p["title"]) else ""
     head += f" (page {', '.join(map(str, p['pages']))})"
@@ -290,6 +295,10 @@ def _passage_md(p: dict[str, Any], limit: int) -> list[str]:
         legible_lines = [text[0], *(ln for ln in text[1:] if legible(ln))]
         if len(legible_lines) < len(text):
             text, after = legible_lines, ["[the drawing's labels, as read from it, are in the JSON answer]"]
+    if terms is not None and p.get("kind") not in OBJECT_KINDS and len(p["text"]) > limit:
+        text, left_out = _bearing(p["text"], limit, terms)
+        if left_out:
+            after = [f"[... {left_out} more characters of {p['key']} in the JSON answer]"]
     lines, size = [], 0
     for line in text:
         if size >= limit:
@@ -310,6 +319,48 @@ def _passage_md(p: dict[str, Any], limit: int) -> list[str]:
     if after:
         parts.append("\n".join("> " + ln + "  " for ln in after))
     return [head, "\n\n".join(part for part in parts if part), ""]
+
+
+def _bearing(text: str, limit: int, terms: Terms) -> tuple[list[str], int]:
+    """The lines of a long clause to quote within about ``limit`` characters: its heading line and, in
+    text order, the paragraphs that bear most on the question (the weight of the question's terms they
+    hold over the square root of their length, so that a long paragraph does not win by length alone;
+    the earlier of two alike), a NOTE with the paragraph it qualifies, "…" where paragraphs are left
+    out between them, and how many characters are left out. A cut at the limit would drop the rule the
+    question is about when it is printed low in the clause ("(8) ... movable partitions" under six
+    paragraphs on floors)."""
+    spans = units(text)
+    if len(spans) < 2:
+        return text.split("\n"), 0
+
+    def bearing(i: int) -> float:  # the terms' weight per square root of length
+        a, b = spans[i]
+        return score_text(text[a:b], terms) / max(b - a, 80) ** 0.5
+
+    def qualified(i: int) -> int:  # a NOTE is quoted with the paragraph it qualifies
+        while i > 1 and text[spans[i][0] : spans[i][1]].lstrip().startswith("NOTE"):
+            i -= 1
+        return i
+
+    chosen, size = {0}, spans[0][1] - spans[0][0]
+    for i in sorted(range(1, len(spans)), key=lambda i: (-bearing(i), i)):
+        group = {i, qualified(i)} - chosen
+        more = sum(spans[j][1] - spans[j][0] for j in group)
+        if not group or (size + more > limit and len(chosen) > 1):
+            continue
+        chosen |= group
+        size += more
+        if size >= limit:
+            break
+    picked = [spans[i] for i in sorted(chosen)]
+    lines: list[str] = []
+    end = None
+    for a, b in picked:
+        if end is not None and text[end:a].strip():
+            lines.append("…")
+        lines += text[a:b].strip("\n").split("\n")
+        end = b
+    return lines, len(text) - size
 
 
 def _without_empty_columns(rows: list[str]) -> list[str]:

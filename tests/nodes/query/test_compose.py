@@ -399,6 +399,12 @@ def test_the_screen_lines_script_counts_a_brief_as_the_terminal_shows_it(tmp_pat
     monkeypatch.setattr("sys.argv", ["brief_lines.py", str(tmp_path)])
     with pytest.raises(SystemExit, match="no JSON answers"):
         script.main()
+    # --questions: the essential phrases a brief shows, read through its line runs and table pipes
+    evidence = [{"must_contain": "exposure coefficient, ce"}, {"must_contain": "0,8 windswept"},
+                {"must_contain": "not in it"}, {"must_contain": "thermal", "essential": False}]  # fmt: skip
+    questions = [{"id": "q1", "evidence": evidence}]
+    briefs = {"q1": "> the exposure\n> coefficient, Ce\n| 0,8 | Windswept |", "q2": "exposure"}
+    assert script.shown(briefs, questions) == (2, 3)
 
 
 def test_a_tables_notes_are_quoted_under_its_rows_as_printed_not_run_into_its_caption() -> None:
@@ -427,3 +433,33 @@ def test_a_table_of_rows_alone_is_shown_as_its_rows_without_an_empty_quote() -> 
                "title": "Exposure", "pages": [3], "text": rows, "kind": "table"}  # fmt: skip
     _, body, _ = _passage_md(passage, 1000)
     assert body == rows
+
+
+def test_a_long_clause_is_quoted_by_the_paragraphs_that_bear_on_the_question() -> None:
+    """A key clause too long to quote whole: the brief quotes its heading and the paragraphs with the
+    question's terms, in text order, "…" where paragraphs are left out, not its first lines, which may
+    stop above the rule asked about, a NOTE with the paragraph it qualifies; the JSON answer keeps it
+    whole. Without terms, its first lines."""
+    from clausewise.nodes.query.compose import MARKDOWN_PASSAGE_CHARS, render_markdown
+    from clausewise.tools.query_tasks import Terms, stem
+
+    filler = " ".join(["The floor is designed for the loads of its category of use as the table gives."] * 4)
+    paragraphs = [f"({i}) {filler}" for i in range(1, 9)]
+    paragraphs[6] = "(7) Movable partitions may be taken into account by a uniformly distributed load qk = 0,8 kN/m2."
+    paragraphs[3] += "\nNOTE Heavier movable partitions are taken as line loads."  # a NOTE, read with its (4)
+    text = "6.3.1.2 Values of actions\n" + "\n".join(paragraphs)
+    assert text.index("(7) Movable") > MARKDOWN_PASSAGE_CHARS
+    p = {"key": "CEN_EN1991-9-9_6.3.1.2", "document": "EN 1991-9-9", "section": "6.3.1.2", "kind": "clause",
+         "title": "Values of actions", "page": 5, "pages": [5], "text": text, "hop": 0, "via": "vector",
+         "tier": "key"}  # fmt: skip
+    movable, partitions = stem("movable"), stem("partitions")
+    terms = Terms(weights={movable: 4.0, partitions: 4.0, f"{movable} {partitions}": 5.0})
+    state = {"search_question": "What load for movable partitions?"}
+    brief = render_markdown(state, [p], [], "summary", terms=terms)  # type: ignore[arg-type]
+    quote = brief.split("### Key passages", 1)[1]
+    assert "6.3.1.2 Values of actions" in quote and "(7) Movable partitions" in quote and "qk = 0,8" in quote
+    assert quote.index("6.3.1.2 Values of actions") < quote.index("…") < quote.index("(7) Movable")
+    assert quote.index("(4) The floor") < quote.index("NOTE Heavier") < quote.index("(7) Movable")
+    assert "more characters of CEN_EN1991-9-9_6.3.1.2 in the JSON answer" in quote
+    plain = render_markdown(state, [p], [], "summary").split("### Key passages", 1)[1]  # type: ignore[arg-type]
+    assert "(1) The floor" in plain and "(7) Movable" not in plain
