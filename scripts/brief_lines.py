@@ -30,7 +30,7 @@ def screen_lines(markdown: str, width: int) -> int:
 
 
 def _letters(text: str) -> str:
-    return re.sub(r"[^a-z0-9]", "", text.lower().replace(",", "."))
+    return re.sub(r"[^a-z0-9]", "", text.lower())
 
 
 def shown(answers: dict[str, str], questions: list[dict]) -> tuple[int, int]:

@@ -4,13 +4,13 @@ the page its item names, as the scorer matches it (lower case, whitespace collap
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import pymupdf
 import pytest
 
 from clausewise.evaluation import load_questions
+from clausewise.evaluation.scoring import normalise_text
 
 SETS = sorted((Path(__file__).resolve().parents[2] / "eval").glob("*.jsonl"))
 CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus"
@@ -27,10 +27,6 @@ FILES = {  # an item's "doc" -> its PDF
     "HSG150": "public/HSE_HSG150_2006.pdf",
     "Guide-tolerances-materials-workmanship": "public/MBIE_Tolerances_Guide_2015.pdf",
 }
-
-
-def _norm(text: str) -> str:
-    return re.sub(r"\s+", " ", text.lower().replace(",", ".")).strip()
 
 
 def test_there_are_sets() -> None:
@@ -59,7 +55,7 @@ def test_every_evidence_phrase_is_on_its_page(path: Path) -> None:
             at = (FILES[e["doc"]], e["page"])
             if at not in pages:
                 with pymupdf.open(CORPUS / at[0]) as doc:
-                    pages[at] = _norm(doc[at[1] - 1].get_text())
-            if _norm(e["must_contain"]) not in pages[at]:
+                    pages[at] = normalise_text(doc[at[1] - 1].get_text())
+            if normalise_text(e["must_contain"]) not in pages[at]:
                 missing.append(f"{q['id']} {e['doc']} p{e['page']} {e['must_contain']!r}")
     assert not missing
