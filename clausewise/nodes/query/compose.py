@@ -21,6 +21,8 @@ from clausewise.tools.query_tasks import Terms, continued_lines, legible, score_
 
 MARKDOWN_QUOTE_CHARS = 6_000  # quoted text of the key passages in the brief (the JSON has all of it)
 MARKDOWN_PASSAGE_CHARS = 1_200  # longest quote of one passage in the brief
+MARKDOWN_PASSAGE_MIN = 300  # shortest quote of a key passage, once the brief's quote budget is spent
+TABLE_ROW_CONTEXT = 1  # rows quoted either side of a table row that bears on the question
 MARKDOWN_FIGURES = 8  # figures and tables not quoted in the brief, listed there with their files
 MARKDOWN_UNRESOLVED = 12  # documents not ingested, listed in the brief
 MARKDOWN_RULES = 12  # precedence rules of the quoted passages in the brief
@@ -142,7 +144,7 @@ def render_markdown(
 
     budget = MARKDOWN_QUOTE_CHARS
     for p in key:
-        lines += _passage_md(p, min(MARKDOWN_PASSAGE_CHARS, max(budget, 300)), terms)
+        lines += _passage_md(p, min(MARKDOWN_PASSAGE_CHARS, max(budget, MARKDOWN_PASSAGE_MIN)), terms)
         budget -= len(p["text"])
         img = image_of.get(p["key"])
         if img:  # a quoted figure, table or expression: its image with it, a click away
@@ -283,8 +285,8 @@ def _name(key: str, by_key: dict[str, dict[str, Any]]) -> str:
 
 def _passage_md(p: dict[str, Any], limit: int, terms: Terms | None = None) -> list[str]:
     """A passage quoted, cut at a line end after ``limit`` characters (the JSON answer has it whole); a
-    longer clause (not a table or figure, read row by row from the top) by its paragraphs that bear most
-    on the question (:func:`_bearing`)."""
+    longer clause by its paragraphs that bear most on the question (:func:`_bearing`), a longer table by
+    its rows that do (:func:`_bearing_rows`), what they choose quoted whole up to twice ``limit``."""
     head = f"**{cited(p['document'], p['section'], p.get('title'))}**"
     head += f" {p['title']}" if p.get("title") and not heading_coded(p["section"], p["title"]) else ""
     head += f" (page {', '.join(map(str, p['pages']))})"
@@ -295,8 +297,14 @@ def _passage_md(p: dict[str, Any], limit: int, terms: Terms | None = None) -> li
         legible_lines = [text[0], *(ln for ln in text[1:] if legible(ln))]
         if len(legible_lines) < len(text):
             text, after = legible_lines, ["[the drawing's labels, as read from it, are in the JSON answer]"]
+    picked = None
     if terms is not None and p.get("kind") not in OBJECT_KINDS and len(p["text"]) > limit:
-        text, left_out = _bearing(p["text"], limit, terms)
+        picked = _bearing(p["text"], limit, terms)
+    elif terms is not None and p.get("kind") == "table" and len(p["text"]) > limit:
+        picked = _bearing_rows(p["text"], limit, terms)
+    if picked:
+        text, left_out = picked
+        limit *= 2  # a paragraph or row chosen to fit is quoted whole, short of twice the limit
         if left_out:
             after = [f"[... {left_out} more characters of {p['key']} in the JSON answer]"]
     lines, size = [], 0
@@ -321,7 +329,7 @@ def _passage_md(p: dict[str, Any], limit: int, terms: Terms | None = None) -> li
     return [head, "\n\n".join(part for part in parts if part), ""]
 
 
-def _bearing(text: str, limit: int, terms: Terms) -> tuple[list[str], int]:
+def _bearing(text: str, limit: int, terms: Terms) -> tuple[list[str], int] | None:
     """The lines of a long clause to quote within about ``limit`` characters: its heading line and, in
     text order, the paragraphs that bear most on the question (the weight of the question's terms they
     hold over the square root of their length, so that a long paragraph does not win by length alone;
@@ -331,7 +339,7 @@ def _bearing(text: str, limit: int, terms: Terms) -> tuple[list[str], int]:
     paragraphs on floors)."""
     spans = units(text)
     if len(spans) < 2:
-        return text.split("\n"), 0
+        return None
 
     def bearing(i: int) -> float:  # the terms' weight per square root of length
         a, b = spans[i]
@@ -361,6 +369,62 @@ def _bearing(text: str, limit: int, terms: Terms) -> tuple[list[str], int]:
         lines += text[a:b].strip("\n").split("\n")
         end = b
     return lines, len(text) - size
+
+
+def _bearing_rows(text: str, limit: int, terms: Terms) -> tuple[list[str], int] | None:
+    """The lines of a long table to quote within about ``limit`` characters: its caption, its column
+    heads (the rows down to the rule under them) and, in printed order, the rows that bear most on the
+    question (as :func:`_bearing` weighs paragraphs; a row whose first cell is empty continues the row
+    above, as a cell's second printed line does), a row of "…" where rows are left out, then the lines
+    printed under it while room is left. Rows from the top would show a terrain table's first category,
+    not the one asked about."""
+    lines = text.split("\n")
+    first = next((i for i, ln in enumerate(lines) if ln.startswith("|")), len(lines))
+    last = max((i for i, ln in enumerate(lines) if ln.startswith("|")), default=first - 1) + 1
+    rows = lines[first:last]
+    if not rows or any(not ln.startswith("|") for ln in rows):
+        return None
+    cells = len(rows[0].strip().strip("|").split("|"))
+    rule = next((i for i, ln in enumerate(rows[:4]) if set(ln) <= set("|-: ")), 0)
+    body = [row.strip().strip("|").split("|") for row in rows[rule + 1 :]]
+    lead = next((j for j in range(cells) if any(len(c) > j and c[j].strip() for c in body)), 0)
+    groups: list[list[str]] = []
+    for row, cut in zip(rows[rule + 1 :], body, strict=True):
+        if groups and not (len(cut) > lead and cut[lead].strip()):
+            groups[-1].append(row)
+        else:
+            groups.append([row])
+    if len(groups) < 2:
+        return None
+
+    def bearing(i: int) -> float:
+        row = " ".join(groups[i])
+        return score_text(row, terms) / max(len(row), 80) ** 0.5
+
+    size = sum(len(ln) + 1 for ln in lines[:first] + rows[: rule + 1])
+    chosen: set[int] = set()
+    for i in sorted(range(len(groups)), key=lambda i: (-bearing(i), i)):
+        near = {j for j in range(i - TABLE_ROW_CONTEXT, i + TABLE_ROW_CONTEXT + 1) if 0 <= j < len(groups)} - chosen
+        more = sum(len(ln) + 1 for j in near for ln in groups[j])
+        if bearing(i) <= 0 or not near or (size + more > limit and chosen):
+            continue
+        chosen |= near
+        size += more
+    if not chosen:
+        return None
+    gap = "|" + "|".join([" … "] + [""] * (cells - 1)) + "|"
+    out = lines[:first] + rows[: rule + 1]
+    for i, lines_of_row in enumerate(groups):
+        if i in chosen:
+            out += lines_of_row
+        elif out[-1] != gap:
+            out.append(gap)
+    for ln in lines[last:]:
+        if size + len(ln) + 1 > limit:
+            break
+        out.append(ln)
+        size += len(ln) + 1
+    return out, len(text) - size
 
 
 def _without_empty_columns(rows: list[str]) -> list[str]:

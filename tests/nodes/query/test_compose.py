@@ -463,3 +463,26 @@ def test_a_long_clause_is_quoted_by_the_paragraphs_that_bear_on_the_question() -
     assert "more characters of CEN_EN1991-9-9_6.3.1.2 in the JSON answer" in quote
     plain = render_markdown(state, [p], [], "summary").split("### Key passages", 1)[1]  # type: ignore[arg-type]
     assert "(1) The floor" in plain and "(7) Movable" not in plain
+
+
+def test_a_long_table_is_quoted_by_its_column_heads_and_the_rows_that_bear_on_the_question() -> None:
+    """A key table too long to quote whole: its caption, its column heads, the rows with the question's
+    terms and the row either side, a row of "…" where rows are left out; a row whose leading cell is
+    empty is the line of the row above it. Not its first rows, which hold other cases."""
+    from clausewise.nodes.query.compose import _passage_md
+    from clausewise.tools.query_tasks import Terms, stem
+
+    rows = [f"| {n} | Area of kind {n} with low vegetation and isolated obstacles | 0,0{n} |" for n in range(1, 9)]
+    rows[6] = "| 7 | Area with regular cover of buildings |  |\n|  | (such as villages, suburban terrain) | 0,3 |"
+    text = "Table 4.1 - Terrain categories\n| Category | Description | z0 |\n|---|---|---|\n" + "\n".join(rows)
+    passage = {"key": "CEN_EN1991-9-9_table_4.1", "document": "EN 1991-9-9", "section": "Table 4.1",
+               "title": "Terrain categories", "pages": [3], "text": text, "kind": "table"}  # fmt: skip
+    terms = Terms(weights={stem("suburban"): 4.0, stem("villages"): 3.0})
+    _, body, after = _passage_md(passage, 300, terms)[:3]
+    assert "| Category | Description | z0 |" in body and "suburban terrain) | 0,3 |" in body
+    assert "| 6 |" in body and "| 8 |" in body  # the rows either side
+    assert "| 1 |" not in body and "| … |" in body
+    assert body.index("| … |") < body.index("| 6 |") < body.index("suburban")
+    assert "more characters of CEN_EN1991-9-9_table_4.1 in the JSON answer" in body
+    _, plain, _ = _passage_md(passage, 300)
+    assert "| 1 |" in plain and "suburban" not in plain  # without the question's terms: from the top
