@@ -38,7 +38,7 @@ from clausewise.nodes.query.deps import QueryDeps, Reader, bare, deps_of, first_
 from clausewise.page_map import pages_between
 from clausewise.stores.index import Hit
 from clausewise.tools.models import soft_text
-from clausewise.tools.query_tasks import is_definition, search_prefixes, stem, terms_in, units
+from clausewise.tools.query_tasks import Terms, is_definition, search_prefixes, stem, terms_in, units
 
 KEY_PASSAGES = 10
 KEY_CHARS = 10_000
@@ -49,6 +49,7 @@ OBJECT_DECAY = 0.75  # a cited table, figure, expression or definition keeps thi
 MAX_FOLLOWERS = 1  # cited objects placed right after a passage (more crowd out the next clauses)
 FOLLOWER_KINDS = ("table", "expression")  # a figure's passage is its caption: its drawing is an image
 COVERAGE_WEIGHT = 0.5
+PART_COVERAGE_WEIGHT = 0.3  # a sub-question's coverage, beside the whole question's
 KEYWORD_WEIGHT = 0.1  # BM25 over the whole section, as a share of the answer's best
 DOCUMENT_WEIGHT = 0.2
 SHARE_OF = 15  # a document's share is of this many passages nearest the question or a sub-question
@@ -209,11 +210,11 @@ def rank(
         return []
     read = read or deps.reader()
     keys = [p["key"] for p in passages]
-    terms = deps.terms(state["search_question"])
-    # coverage is a share of the terms some passage has: a question's own words that no code uses
-    # ("freak", "ever") would otherwise dilute it, more in a wordy question than in a terse one
-    covered = {p["key"]: terms_in(_titled(p), terms) for p in passages}
-    total = sum(terms.weights[t] for t in set().union(*covered.values())) or 1.0
+    coverage = coverage_shares(passages, deps.terms(state["search_question"]))
+    # A passage that answers one part of the question covers that part's terms, few of the whole's
+    # ("the fire design of the roof steelwork" in a question mostly on roof snow): it also gains by
+    # its best sub-question's coverage.
+    parts = [coverage_shares(passages, deps.terms(q)) for q in dict.fromkeys(state.get("sub_questions") or [])]
     similarity = leveled(by_query)
     share = document_share(passages, by_query)
     # A question across two parts can need a part whose sections are few among the nearest to every
@@ -225,9 +226,9 @@ def rank(
     keyword = keyword_scores(deps, state["search_question"], keys)
     score: dict[str, float] = {}
     for p in passages:
-        coverage = sum(terms.weights[t] for t in covered[p["key"]]) / total
+        covers = coverage[p["key"]] + PART_COVERAGE_WEIGHT * max((part[p["key"]] for part in parts), default=0.0)
         own = most if p["key"] in kept else share.get(p["document"], 0)
-        s = similarity.get(p["key"], 0.0) + COVERAGE_WEIGHT * coverage + DOCUMENT_WEIGHT * own
+        s = similarity.get(p["key"], 0.0) + COVERAGE_WEIGHT * covers + DOCUMENT_WEIGHT * own
         s += KEYWORD_WEIGHT * keyword.get(p["key"], 0.0)
         if p["key"] in contents:
             s -= CONTENTS_PENALTY
@@ -280,6 +281,15 @@ def rank(
         p["rank"] = i + 1
         p["score"] = round(lifted[p["key"]], 4)
     return ordered
+
+
+def coverage_shares(passages: list[dict[str, Any]], terms: Terms) -> dict[str, float]:
+    """Each passage's share of the query's weighted terms that some passage of the answer has (its title
+    and quoted text): a question's own words that no code uses ("freak", "ever") would otherwise dilute
+    it, more in a wordy question than in a terse one."""
+    covered = {p["key"]: terms_in(_titled(p), terms) for p in passages}
+    total = sum(terms.weights[t] for t in set().union(*covered.values())) or 1.0
+    return {key: sum(terms.weights[t] for t in found) / total for key, found in covered.items()}
 
 
 def keyword_scores(deps: QueryDeps, question: str, keys: list[str]) -> dict[str, float]:

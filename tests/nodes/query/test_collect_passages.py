@@ -22,6 +22,7 @@ from clausewise.nodes.query.collect_passages import (
     GAP,
     KEYWORD_WEIGHT,
     OBJECT_DECAY,
+    PART_COVERAGE_WEIGHT,
     SOFT_MATCH_WEIGHT,
     chunk_span,
     collect_passages,
@@ -36,7 +37,7 @@ from clausewise.nodes.query.compose import compose
 from clausewise.nodes.query.deps import Reader
 from clausewise.stores.index import Hit
 from clausewise.system import System
-from clausewise.tools.query_tasks import OfflineQueryTasks, Terms, Vocabulary
+from clausewise.tools.query_tasks import OfflineQueryTasks, Terms, Vocabulary, stem
 
 DOC = "XX_T-1"
 
@@ -288,6 +289,32 @@ def test_coverage_is_a_share_of_the_terms_some_passage_has() -> None:
     score = {p["key"]: p["score"] for p in ranked}
     assert [p["key"] for p in ranked][0] == k("6.1")
     assert round(score[k("6.1")] - score[k("5.3.10")], 4) == round(COVERAGE_WEIGHT, 4)
+
+
+def test_a_passage_that_answers_one_part_of_the_question_gains_by_that_parts_coverage(monkeypatch: Any) -> None:
+    """A question mostly on drift with one part on accidental matters: 8.1, which has the part's every
+    term but a third of the whole question's weight, comes before 5.3.10, which has none and is a little
+    more similar; by ``PART_COVERAGE_WEIGHT`` x its best part's coverage (all of it), on top of its share
+    of the whole question's terms."""
+    whole, drift, accidental = Terms(), Terms(), Terms()
+    whole.add(stem("drift"), 4.0, "question")
+    whole.add(stem("accidental"), 2.0, "question")
+    drift.add(stem("drift"), 4.0, "question")
+    accidental.add(stem("accidental"), 2.0, "question")
+    deps = deps_with()
+    deps.terms = {"q": whole, "On drift?": drift, "On accidental matters?": accidental}.__getitem__
+    state = {"search_question": "q", "sub_questions": ["On drift?", "On accidental matters?"]}
+    similarity = {k("6.1"): 0.5, k("8.1"): 0.5, k("5.3.10"): 0.7}
+
+    def ranked() -> list[dict[str, Any]]:
+        return rank(deps, state, [passage(key) for key in similarity], [similarity])  # type: ignore[arg-type]
+
+    score = {p["key"]: p["score"] for p in ranked()}
+    assert [p["key"] for p in ranked()] == [k("6.1"), k("8.1"), k("5.3.10")]
+    gained = COVERAGE_WEIGHT * (2.0 / 6.0 + PART_COVERAGE_WEIGHT * 1.0)
+    assert round(score[k("8.1")] - score[k("5.3.10")], 4) == round(gained - 0.2, 4)
+    monkeypatch.setattr(collect_module, "PART_COVERAGE_WEIGHT", 0.0)
+    assert [p["key"] for p in ranked()] == [k("6.1"), k("5.3.10"), k("8.1")]
 
 
 def test_bm25_counts_as_a_share_of_the_answers_best() -> None:
