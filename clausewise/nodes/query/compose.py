@@ -28,6 +28,7 @@ MARKDOWN_UNRESOLVED = 12  # documents not ingested, listed in the brief
 MARKDOWN_RULES = 12  # precedence rules of the quoted passages in the brief
 FLAG_NAMES = 3  # a conflict flag on more passages names only the quoted ones in the brief
 # "national choice is allowed in 5.2(7) (listed in the foreword)": one of a list
+_NUMBER_CELL = re.compile(r"^[-+±]?\d[\d\s,.]*$")  # a cell that is a number alone: "0,8", "-1,2", "1 500"
 _LISTED = re.compile(r"^(.*\ballowed in )((?:Table|Figure|Expression) \S+|\S+(?: \(\w+\))?)( .*)?$", re.S)
 
 
@@ -373,7 +374,8 @@ def _bearing(text: str, limit: int, terms: Terms) -> tuple[list[str], int] | Non
 
 def _bearing_rows(text: str, limit: int, terms: Terms) -> tuple[list[str], int] | None:
     """The lines of a long table to quote within about ``limit`` characters: its caption, its column
-    heads (the rows down to the rule under them) and, in printed order, the rows that bear most on the
+    heads (the rows down to the rule under them, and those below it before the first row with a number
+    in a cell of its own, as a scan may print them) and, in printed order, the rows that bear most on the
     question (as :func:`_bearing` weighs paragraphs; a row whose first cell is empty continues the row
     above, as a cell's second printed line does), a row of "…" where rows are left out, then the lines
     printed under it while room is left. Rows from the top would show a terrain table's first category,
@@ -386,6 +388,12 @@ def _bearing_rows(text: str, limit: int, terms: Terms) -> tuple[list[str], int] 
         return None
     cells = len(rows[0].strip().strip("|").split("|"))
     rule = next((i for i, ln in enumerate(rows[:4]) if set(ln) <= set("|-: ")), 0)
+    # A scan's table may have its column heads below the rule: the rows above the first with a number
+    # in a cell of its own (at most three) are kept with it, when numbers follow.
+    numeric = [any(_NUMBER_CELL.match(c.strip()) for c in row.strip().strip("|").split("|")) for row in rows]
+    heads = next((i for i in range(rule + 1, len(rows)) if numeric[i]), len(rows))
+    if heads < len(rows) and heads - rule - 1 <= 3:
+        rule = heads - 1
     body = [row.strip().strip("|").split("|") for row in rows[rule + 1 :]]
     lead = next((j for j in range(cells) if any(len(c) > j and c[j].strip() for c in body)), 0)
     groups: list[list[str]] = []

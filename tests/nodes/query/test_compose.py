@@ -486,3 +486,23 @@ def test_a_long_table_is_quoted_by_its_column_heads_and_the_rows_that_bear_on_th
     assert "more characters of CEN_EN1991-9-9_table_4.1 in the JSON answer" in body
     _, plain, _ = _passage_md(passage, 300)
     assert "| 1 |" in plain and "suburban" not in plain  # without the question's terms: from the top
+
+
+def test_a_scanned_tables_column_heads_below_its_rule_are_kept_with_the_rows_that_bear() -> None:
+    """OCR may put a caption's last line above the rule and the column heads below it: the rows before
+    the first with a number in a cell of its own are the heads, quoted with the rows chosen."""
+    from clausewise.nodes.query.compose import _passage_md
+    from clausewise.tools.query_tasks import Terms, stem
+
+    rows = [f"| Road category {n} of many kinds with long names |  | {n}00 | {n}50 |" for n in range(1, 9)]
+    rows[6] = "| Roads in urban area |  | 500 | 250 |"
+    text = (
+        "Table 4.1 - Design forces\n| on members | over roadways |  |  |\n|---|---|---|---|\n"
+        "| Category of traffic |  | Force Fdx | Force Fdy |\n|  |  | [kN] | [kN] |\n" + "\n".join(rows)
+    )
+    passage = {"key": "CEN_EN1991-9-9_table_4.1", "document": "EN 1991-9-9", "section": "Table 4.1",
+               "title": "Design forces", "pages": [3], "text": text, "kind": "table"}  # fmt: skip
+    _, body, _ = _passage_md(passage, 300, Terms(weights={stem("urban"): 4.0}))
+    assert "| Category of traffic |  | Force Fdx | Force Fdy |" in body and "| [kN] | [kN] |" in body
+    assert "| Roads in urban area |  | 500 | 250 |" in body and "Road category 1 " not in body
+    assert body.index("Force Fdx") < body.index("| … |") < body.index("urban")
