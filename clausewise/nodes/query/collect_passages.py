@@ -210,11 +210,12 @@ def rank(
         return []
     read = read or deps.reader()
     keys = [p["key"] for p in passages]
-    coverage = coverage_shares(passages, deps.terms(state["search_question"]))
+    texts = {p["key"]: _titled(p) for p in passages}
+    coverage = coverage_shares(texts, deps.terms(state["search_question"]))
     # A passage that answers one part of the question covers that part's terms, few of the whole's
     # ("the fire design of the roof steelwork" in a question mostly on roof snow): it also gains by
     # its best sub-question's coverage.
-    parts = [coverage_shares(passages, deps.terms(q)) for q in dict.fromkeys(state.get("sub_questions") or [])]
+    parts = [coverage_shares(texts, deps.terms(q)) for q in dict.fromkeys(state.get("sub_questions") or [])]
     similarity = leveled(by_query)
     share = document_share(passages, by_query)
     # A question across two parts can need a part whose sections are few among the nearest to every
@@ -253,10 +254,10 @@ def rank(
     matched = None
     if head:
         vocabulary = deps.vocabulary()
-        texts = [_titled(p) for p in head]
+        head_texts = [texts[p["key"]] for p in head]
         stored = deps.stores.token_vectors([p["key"] for p in head])  # kept at ingest, for most of them
         matched = deps.embedder.soft_match(
-            state["search_question"], texts, weight=lambda w: vocabulary.idf(stem(w)), stored=stored
+            state["search_question"], head_texts, weight=lambda w: vocabulary.idf(stem(w)), stored=stored
         )
     if matched:
         mean = sum(matched) / len(matched)
@@ -283,11 +284,11 @@ def rank(
     return ordered
 
 
-def coverage_shares(passages: list[dict[str, Any]], terms: Terms) -> dict[str, float]:
-    """Each passage's share of the query's weighted terms that some passage of the answer has (its title
-    and quoted text): a question's own words that no code uses ("freak", "ever") would otherwise dilute
-    it, more in a wordy question than in a terse one."""
-    covered = {p["key"]: terms_in(_titled(p), terms) for p in passages}
+def coverage_shares(texts: dict[str, str], terms: Terms) -> dict[str, float]:
+    """Each passage's share (``texts``: its title and quoted text, by key) of the query's weighted terms
+    that some passage of the answer has: a question's own words that no code uses ("freak", "ever")
+    would otherwise dilute it, more in a wordy question than in a terse one."""
+    covered = {key: terms_in(text, terms) for key, text in texts.items()}
     total = sum(terms.weights[t] for t in set().union(*covered.values())) or 1.0
     return {key: sum(terms.weights[t] for t in found) / total for key, found in covered.items()}
 

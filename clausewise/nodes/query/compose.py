@@ -342,9 +342,9 @@ def _bearing(text: str, limit: int, terms: Terms) -> tuple[list[str], int] | Non
     if len(spans) < 2:
         return None
 
-    def bearing(i: int) -> float:  # the terms' weight per square root of length
+    def bearing(i: int) -> float:
         a, b = spans[i]
-        return score_text(text[a:b], terms) / max(b - a, 80) ** 0.5
+        return _bearing_weight(text[a:b], terms)
 
     def qualified(i: int) -> int:  # a NOTE is quoted with the paragraph it qualifies
         while i > 1 and text[spans[i][0] : spans[i][1]].lstrip().startswith("NOTE"):
@@ -372,6 +372,12 @@ def _bearing(text: str, limit: int, terms: Terms) -> tuple[list[str], int] | Non
     return lines, len(text) - size
 
 
+def _bearing_weight(text: str, terms: Terms) -> float:
+    """How much a paragraph or a table row bears on the question: its terms' weight over the square root
+    of its length, so that a long one does not win by length alone."""
+    return score_text(text, terms) / max(len(text), 80) ** 0.5
+
+
 def _bearing_rows(text: str, limit: int, terms: Terms) -> tuple[list[str], int] | None:
     """The lines of a long table to quote within about ``limit`` characters: its caption, its column
     heads (the rows down to the rule under them, and those below it before the first row with a number
@@ -386,15 +392,16 @@ def _bearing_rows(text: str, limit: int, terms: Terms) -> tuple[list[str], int] 
     rows = lines[first:last]
     if not rows or any(not ln.startswith("|") for ln in rows):
         return None
-    cells = len(rows[0].strip().strip("|").split("|"))
+    split = [row.strip().strip("|").split("|") for row in rows]
+    cells = len(split[0])
     rule = next((i for i, ln in enumerate(rows[:4]) if set(ln) <= set("|-: ")), 0)
     # A scan's table may have its column heads below the rule: the rows above the first with a number
     # in a cell of its own (at most three) are kept with it, when numbers follow.
-    numeric = [any(_NUMBER_CELL.match(c.strip()) for c in row.strip().strip("|").split("|")) for row in rows]
+    numeric = [any(_NUMBER_CELL.match(c.strip()) for c in row) for row in split]
     heads = next((i for i in range(rule + 1, len(rows)) if numeric[i]), len(rows))
     if heads < len(rows) and heads - rule - 1 <= 3:
         rule = heads - 1
-    body = [row.strip().strip("|").split("|") for row in rows[rule + 1 :]]
+    body = split[rule + 1 :]
     lead = next((j for j in range(cells) if any(len(c) > j and c[j].strip() for c in body)), 0)
     groups: list[list[str]] = []
     for row, cut in zip(rows[rule + 1 :], body, strict=True):
@@ -406,8 +413,7 @@ def _bearing_rows(text: str, limit: int, terms: Terms) -> tuple[list[str], int] 
         return None
 
     def bearing(i: int) -> float:
-        row = " ".join(groups[i])
-        return score_text(row, terms) / max(len(row), 80) ** 0.5
+        return _bearing_weight(" ".join(groups[i]), terms)
 
     size = sum(len(ln) + 1 for ln in lines[:first] + rows[: rule + 1])
     chosen: set[int] = set()
