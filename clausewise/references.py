@@ -54,6 +54,9 @@ _ANNEX_PARA = re.compile(r"(?<![\w.])(?P<letter>[A-H])\s?\((?P<para>\d{1,2})\)")
 _ANNEX_CLAUSE = re.compile(
     rf"(?<![\w.])(?P<num>[A-H](?:\s?[1-9])?\s?\.\s?\d{{1,2}}(?:\s?\.\s?\d{{1,2}}){{0,3}})(?P<para>\s?{_PARA})?(?![\w.]*\d)"
 )
+# An annex clause whose dot a scan lost, "given in B4(2)": read only with its paragraph and where the
+# document has clause B.4 and nothing numbered B4 (Annex A1's clauses are A1.1, A1.2).
+_DOTLESS_ANNEX_CLAUSE = re.compile(rf"(?<![\w.])(?P<letter>[A-H])(?P<num>[1-9]\d?)(?P<para>\s?{_PARA})(?![\w.]*\d)")
 # the next number of a list after a wide one ("Tables C-1, C-2, and C-3")
 _WIDE_MORE = re.compile(r"\s?(?:,\s?(?:and\s|or\s)?|\s(?:and|or|to)\s)\s?" + _WIDE_NUM)
 _OWN_PARAGRAPH = re.compile(r"\(\s?\d{1,2}\s?\)")  # "clauses (4) and (5)": paragraphs of the clause itself
@@ -353,6 +356,10 @@ def spot_references(doc: DocId, section: Section, known: set[str]) -> list[dict[
         cue = _CUE.search(text[max(0, m.start() - 25) : m.start()])
         if key in known and (cue or m.group("para")) and not _among_values(text, m.start(), m.end()):
             add(m.group(0).strip(), m.span(), key, "clause")
+    for m in _DOTLESS_ANNEX_CLAUSE.finditer(text):
+        dotted, dotless = (object_key(doc, f"{m['letter']}{sep}{m['num']}") for sep in (".", ""))
+        if dotted in known and not any(k == dotless or k.startswith(dotless + ".") for k in known):
+            add(m.group(0), m.span(), dotted, "clause")
     for m in _BARE_CLAUSE.finditer(text):
         key = object_key(doc, m.group("num"))
         cue = _CUE.search(text[max(0, m.start() - 25) : m.start()])

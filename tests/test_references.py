@@ -250,6 +250,15 @@ def test_an_annex_clause_is_referred_to_by_its_number() -> None:
     ]
 
 
+def test_an_annex_clause_whose_dot_a_scan_lost_is_referred_to() -> None:
+    """ "given in B4(2)": a scan dropped the dot of B.4; read as clause B.4 with its paragraph where the
+    document has B.4 and nothing numbered B4, never as a value or where Annex A1's clauses are A1.x."""
+    known = {f"{DOC}_{c}" for c in ("B.4", "B.3", "A1.2", "A.1")}
+    text = "are given in B4(2) and B3 (1)P. Type B4 sheets; see A1(2) of the annex."
+    refs = spot_references(DocId("CEN", "EN1991-9-9"), _section(text), known)
+    assert [(r["raw"], r["target"]) for r in refs] == [("B4(2)", f"{DOC}_B.4"), ("B3 (1)P", f"{DOC}_B.3")]
+
+
 def test_an_annex_to_another_document_is_that_documents() -> None:
     """ "Annex A2 to EN 1990" is EN 1990's annex, not this document's Annex A2 (which it has, on another
     subject); "Annex A 1 of this standard" stays this document's."""
