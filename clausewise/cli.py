@@ -577,12 +577,39 @@ def _brief(markdown: str) -> Any:
     drops ``file:`` links as unsafe for a web page), so that a figure's image path opens on a click in a
     terminal that shows links, and reads as its plain path in one that does not."""
     from markdown_it import MarkdownIt
-    from rich.markdown import Markdown
+    from rich.markdown import Markdown, TableElement
+
+    class RowsTable(TableElement):
+        """A table narrower than the terminal is drawn as rich draws it; one that would not fit without
+        cutting words to "Surf…" (a scan's table of many columns in 80 columns) is printed a row a line,
+        its cells between "|", so that the terminal wraps it like text and no value or head is cut."""
+
+        def __rich_console__(self, console: Any, options: Any) -> Any:
+            drawn = next(iter(super().__rich_console__(console, options)))
+            header = self.header.row if self.header is not None else None
+            rows = ([header] if header is not None else []) + (self.body.rows if self.body else [])
+            printed = "".join(seg.text for line in console.render_lines(drawn, options) for seg in line)
+            if printed.count("…") <= sum(cell.content.plain.count("…") for row in rows for cell in row.cells):
+                yield drawn  # no word cut
+                return
+            for row in rows:
+                # an empty cell is a bare "|": a scan's table has many, and the row's values stay in order
+                cells = [
+                    Text(" ").join([Text(""), c.content, Text("")]) if c.content.plain.strip() else Text("")
+                    for c in row.cells
+                ]
+                line = Text("|", style="markdown.table.border").join(cells)
+                if row is header:
+                    line.stylize("markdown.table.header")
+                yield line
+
+    class Brief(Markdown):
+        elements = {**Markdown.elements, "table_open": RowsTable}
 
     parser = MarkdownIt().enable("strikethrough").enable("table")  # as rich sets it up
     default = parser.validateLink
     parser.validateLink = lambda url: url.startswith("file:///") or default(url)  # type: ignore[method-assign]
-    brief = Markdown("")  # parsed once, below
+    brief = Brief("")  # parsed once, below
     brief.markup, brief.parsed = markdown, parser.parse(markdown)
     return brief
 

@@ -75,6 +75,31 @@ def test_cli_eval_reports_system_and_baseline(
     assert report["naive"] is not None and report["system"]["value_hit_rate"] == 1.0
 
 
+def test_a_table_too_wide_for_the_terminal_is_printed_a_row_a_line_with_nothing_cut() -> None:
+    """rich cuts the words of a table wider than the terminal ("Surf…", "Bo…"): a scan's table of many
+    columns in 80 columns lost its heads. Such a table is printed a row a line, cells between "|"; one
+    that fits is drawn as a table."""
+    import io
+
+    from rich.console import Console
+
+    from clausewise.cli import _brief
+
+    heads = ["Surfacing thickness", *(f"Bottom warmer than top type {i}" for i in range(1, 9))]
+    row = ["waterproofed", *(f"{i},{i}" for i in range(1, 9))]
+    wide = "\n".join("| " + " | ".join(cells) + " |" for cells in (heads, ["---"] * 9, row))
+    out = io.StringIO()
+    Console(file=out, force_terminal=False, width=80).print(_brief(wide))
+    text = " ".join(out.getvalue().split())
+    assert "…" not in text
+    assert "Surfacing thickness | Bottom warmer than top type 1 | Bottom warmer than top type 2 |" in text
+    assert "waterproofed | 1,1 | 2,2 | 3,3 | 4,4 | 5,5 | 6,6 | 7,7 | 8,8" in text
+    narrow = "| Zone | Load |\n|---|---|\n| A | 1,5 kN |"
+    out = io.StringIO()
+    Console(file=out, force_terminal=False, width=80).print(_brief(narrow))
+    assert "─" in out.getvalue() and "|" not in out.getvalue() and "1,5 kN" in out.getvalue()
+
+
 def test_the_terminal_brief_links_an_image_path_to_its_file() -> None:
     """markdown-it drops `file:` links as unsafe for a web page, so the brief's image links printed as
     raw markdown; the CLI keeps them: a terminal that shows links opens the image on a click (OSC 8),
