@@ -256,6 +256,37 @@ def table_footnotes(rows: list[list[str]]) -> tuple[list[list[str]], list[str]]:
     return rows[:first], [" ".join(c for c in row if c) for row in rows[first:]]
 
 
+def _centred_run_on(line: dict[str, Any], cap: dict[str, Any], body: list[dict[str, Any]]) -> bool:
+    """A caption's second line set centred under its first ("Figure 6.1: Snow load shape coefficients
+    at projections" / "and obstructions"): shorter, its middle within 8 pt of the caption line's (its
+    number and title may be apart on the line), going on in lower case after a title with no full stop."""
+    band = [cap["bbox"], *(ln["bbox"] for ln in body if _same_band(ln, cap))]
+    left, right = min(b[0] for b in band), max(b[2] for b in band)
+    x0, x1 = line["bbox"][0], line["bbox"][2]
+    return (
+        line["text"][:1].islower()
+        and not cap["text"].rstrip().endswith((".", ":"))
+        and x1 - x0 < right - left
+        and abs((x0 + x1) / 2 - (left + right) / 2) < 8
+    )
+
+
+def caption_run_on(title: str, rows: list[list[str]]) -> tuple[str, list[list[str]]]:
+    """The words of a table's caption that wrapped into its first row ("Table 6.1: Recommended values of
+    ... component" / "for different types of bridge decks for road, foot and railway bridges", read as
+    a head over the columns), and the rows without them: a first row of one cell, not the first column's,
+    of three words or more in lower case, under a title that does not end a sentence. A row of units
+    ("kN/m2"), of one head ("Zone"), or the head of the first column (the row labels' head, OCR's
+    "ategories of traffic areas") is no run-on."""
+    if not title or title.rstrip().endswith((".", ":", ";")) or len(rows) < 2:
+        return "", rows
+    filled = [i for i, c in enumerate(rows[0]) if c]
+    words = rows[0][filled[0]].split() if len(filled) == 1 and filled[0] > 0 else []
+    if len(words) >= 3 and words[0][:1].islower() and sum(w.isalpha() for w in words) >= 0.75 * len(words):
+        return " ".join(words), rows[1:]
+    return "", rows
+
+
 def rows_to_markdown(rows: list[list[str]]) -> str:
     if not rows:
         return ""
@@ -1041,7 +1072,10 @@ def read_page(doc: pymupdf.Document, pno: int, *, crop: bool = True) -> dict[str
             if (
                 len(wrap) == 1
                 and "size" in cap
-                and any(abs(wrap[0]["bbox"][0] - x) < 6 for x in starts)  # aligned with the caption's words
+                and (
+                    any(abs(wrap[0]["bbox"][0] - x) < 6 for x in starts)  # aligned with the caption's words
+                    or _centred_run_on(wrap[0], cap, body)  # or set centred under it, going on in lower case
+                )
                 and not any(  # not a table's row (a caption beside this one is not in its way)
                     _same_band(ln, wrap[0]) and ln is not wrap[0] and _overlap_x(ln["bbox"], cap["bbox"]) > -20
                     for ln in body
@@ -1105,6 +1139,9 @@ def read_page(doc: pymupdf.Document, pno: int, *, crop: bool = True) -> dict[str
         obj_lines = obj.pop("lines", [])
         if obj["kind"] == "table":
             cells, notes = table_footnotes(table_rows(obj_lines))
+            more, cells = caption_run_on(obj["title"], cells)
+            if more:  # the caption line stays as printed: notes under the table are found after it
+                obj["title"], obj["caption_more"] = f"{obj['title']} {more}", more
             obj["rows"] = cells
             obj["body"] = "\n".join([rows_to_markdown(cells), *notes])
         else:

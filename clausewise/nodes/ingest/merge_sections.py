@@ -802,7 +802,8 @@ def build_sections(doc: DocId, title: str, pages: list[dict[str, Any]]) -> dict[
             code = f"{obj['kind']}_{number}"
             key = object_key(doc, code)
             body = obj.get("body", "")
-            text = obj["caption"] + ("\n" + body if body else "")
+            caption = " ".join(filter(None, (obj["caption"], obj.get("caption_more"))))
+            text = caption + ("\n" + body if body else "")
             if key in entries:  # continued on a following page
                 prior = entries[key]
                 prior["text"] += "\n" + body

@@ -9,7 +9,13 @@ from typing import Any
 import pymupdf
 import pytest
 
-from clausewise.nodes.ingest.extract_page import parse_caption, rows_to_markdown, table_footnotes, table_rows
+from clausewise.nodes.ingest.extract_page import (
+    caption_run_on,
+    parse_caption,
+    rows_to_markdown,
+    table_footnotes,
+    table_rows,
+)
 from clausewise.nodes.ingest.extract_page import read_page as extract_page
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -388,6 +394,70 @@ def test_a_framed_table_owns_its_cells_beyond_its_caption(tmp_path: Path) -> Non
     assert not [t for t in texts if "Sl No." in t or t.strip() in ("i)", "ii)") or "Point load" in t]
     (table,) = [o for o in result["objects"] if o["kind"] == "table"]
     assert "| Sl No. |" in table["body"] and "| ii) |" in table["body"] and "Point load" in table["body"]
+
+
+def test_a_caption_wrapped_into_the_tables_first_row_is_the_captions(tmp_path: Path) -> None:
+    """A caption's second line set centred inside the table's frame was read as a head over the
+    columns ("| | for different types of bridge decks ... | | |"): it is the caption's, in the table's
+    title and on its caption line, and the table's rows start with its real heads."""
+    doc = pymupdf.open()
+    page = doc.new_page(width=595, height=842)
+    page.insert_text((60, 80), "6.1 Bridge decks", fontsize=10, fontname="hebo")
+    page.insert_text((60, 96), "(1) The temperature differences are given in Table 6.1.", fontsize=9)
+    page.insert_text((60, 130), "Table 6.1: Recommended values of linear temperature difference component", fontsize=9)
+    page.draw_rect(pymupdf.Rect(55, 136, 545, 240), color=(0, 0, 0), width=0.6)
+    page.insert_text((170, 150), "for different types of bridge decks for road and rail bridges", fontsize=9)
+    rows = [("Type of deck", "Top warmer than bottom", "Bottom warmer than top")]
+    rows += [("Steel deck", "18", "13"), ("Composite deck", "15", "18"), ("Concrete slab", "15", "8")]
+    for i, row in enumerate(rows):
+        for x, cell in zip((60, 250, 420), row, strict=True):
+            page.insert_text((x, 170 + 16 * i), cell, fontsize=8)
+    path = tmp_path / "wrapped_caption.pdf"
+    doc.save(path)
+    with pymupdf.open(path) as pdf:
+        result = extract_page(pdf, 0, crop=False)
+    (table,) = [o for o in result["objects"] if o["kind"] == "table"]
+    assert table["title"].endswith("component for different types of bridge decks for road and rail bridges")
+    assert "for different types" not in table["body"]
+    assert table["body"].startswith("| Type of deck |") and "| Steel deck |" in table["body"]
+
+
+def test_a_caption_wrapped_onto_a_centred_line_keeps_its_end(tmp_path: Path) -> None:
+    """A caption's second line set centred under the first ("and obstructions") is its title's end, not
+    the text of the clause below; a centred line that opens a sentence under a finished caption is not."""
+    doc = pymupdf.open()
+    page = doc.new_page(width=595, height=842)
+    page.insert_text((60, 80), "6.2 Drifting at projections", fontsize=10, fontname="hebo")
+    page.insert_text((60, 96), "(1) The shape coefficients are given in Figure 6.1 and Figure 6.2.", fontsize=9)
+    for top, (first, second) in (
+        (110, ("Figure 6.1: Snow load shape coefficients at projections", "and obstructions")),
+        (330, ("Figure 6.2: Snow overhanging the edge of a roof.", "Values apply to all roofs")),
+    ):
+        page.draw_rect(pymupdf.Rect(150, top, 450, top + 150), color=(0, 0, 0), width=0.8)
+        caption = pymupdf.get_text_length(first, fontsize=10)
+        page.insert_text((300 - caption / 2, top + 170), first, fontsize=10)
+        page.insert_text((300 - pymupdf.get_text_length(second, fontsize=10) / 2, top + 183), second, fontsize=10)
+    page.insert_text((60, 560), "6.3 Snow overhanging the edge of a roof", fontsize=10, fontname="hebo")
+    path = tmp_path / "centred_caption.pdf"
+    doc.save(path)
+    with pymupdf.open(path) as pdf:
+        result = extract_page(pdf, 0, crop=False)
+    titles = {o["number"]: o["title"] for o in result["objects"]}
+    assert titles["6.1"] == "Snow load shape coefficients at projections and obstructions"
+    assert titles["6.2"] == "Snow overhanging the edge of a roof."
+    texts = [ln["text"] for ln in result["lines"]]
+    assert "and obstructions" not in texts and "Values apply to all roofs" in texts
+
+
+def test_a_tables_first_row_is_its_captions_only_when_it_reads_on_from_it() -> None:
+    """Three words or more in lower case in one cell, under a title that does not end a sentence: a
+    row of units, one head, or a row under a finished title stay the table's."""
+    rows = [["", "for road and rail bridges", ""], ["Type", "Top", "Bottom"], ["Steel", "18", "13"]]
+    assert caption_run_on("Linear temperature difference", rows) == ("for road and rail bridges", rows[1:])
+    assert caption_run_on("Linear temperature difference.", rows) == ("", rows)
+    heads = (["", "kN/m2", ""], ["Zone", "", ""], ["", "Values for road bridges", ""], ["a", "b", "c"])
+    for first in (*heads, ["ategories of traffic areas", "", ""]):  # the row labels' head, its C lost
+        assert caption_run_on("Imposed loads on floors", [first, *rows[1:]]) == ("", [first, *rows[1:]])
 
 
 @pytest.fixture(scope="module")
