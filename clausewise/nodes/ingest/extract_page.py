@@ -259,7 +259,8 @@ def table_footnotes(rows: list[list[str]]) -> tuple[list[list[str]], list[str]]:
 def _centred_run_on(line: dict[str, Any], cap: dict[str, Any], body: list[dict[str, Any]]) -> bool:
     """A caption's second line set centred under its first ("Figure 6.1: Snow load shape coefficients
     at projections" / "and obstructions"): shorter, its middle within 8 pt of the caption line's (its
-    number and title may be apart on the line), going on in lower case after a title with no full stop."""
+    number and title may be apart on the line), going on in lower case after a title with no full stop.
+    A scan places and sizes the two lines a little apart: the middles within 5 % of the caption's width."""
     band = [cap["bbox"], *(ln["bbox"] for ln in body if _same_band(ln, cap))]
     left, right = min(b[0] for b in band), max(b[2] for b in band)
     x0, x1 = line["bbox"][0], line["bbox"][2]
@@ -267,7 +268,7 @@ def _centred_run_on(line: dict[str, Any], cap: dict[str, Any], body: list[dict[s
         line["text"][:1].islower()
         and not cap["text"].rstrip().endswith((".", ":"))
         and x1 - x0 < right - left
-        and abs((x0 + x1) / 2 - (left + right) / 2) < 8
+        and abs((x0 + x1) / 2 - (left + right) / 2) < max(8.0, 0.05 * (right - left))
     )
 
 
@@ -1060,7 +1061,7 @@ def read_page(doc: pymupdf.Document, pno: int, *, crop: bool = True) -> dict[str
                 and ln["bbox"][0] <= cap["bbox"][2]
                 and ln["bbox"][2] >= cap["bbox"][0]
                 and ln["bbox"] != cap["bbox"]
-                and ln.get("size", 0) <= cap.get("size", 0) + 0.1
+                and ln.get("size", 0) <= cap.get("size", 0) + 0.5  # a scan's sizes differ by a few tenths
                 and not parse_caption(ln["text"])
                 and not _PARAGRAPH_START.match(ln["text"])
                 and len(ln["text"]) < 90
@@ -1073,7 +1074,11 @@ def read_page(doc: pymupdf.Document, pno: int, *, crop: bool = True) -> dict[str
                 len(wrap) == 1
                 and "size" in cap
                 and (
-                    any(abs(wrap[0]["bbox"][0] - x) < 6 for x in starts)  # aligned with the caption's words
+                    # aligned with the caption's words, set no larger
+                    (
+                        any(abs(wrap[0]["bbox"][0] - x) < 6 for x in starts)
+                        and wrap[0].get("size", 0) <= cap["size"] + 0.1
+                    )
                     or _centred_run_on(wrap[0], cap, body)  # or set centred under it, going on in lower case
                 )
                 and not any(  # not a table's row (a caption beside this one is not in its way)

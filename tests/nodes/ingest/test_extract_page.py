@@ -449,6 +449,27 @@ def test_a_caption_wrapped_onto_a_centred_line_keeps_its_end(tmp_path: Path) -> 
     assert "and obstructions" not in texts and "Values apply to all roofs" in texts
 
 
+def test_a_scans_centred_caption_line_a_little_larger_and_off_centre_is_the_captions(tmp_path: Path) -> None:
+    """OCR sizes and places a caption's two lines a few tenths of a point and a few points apart
+    ("Figure 5.7: ... roofs abutting to" at 11.5 pt, "taller construction works" at 11.6 pt, their
+    middles 8.5 pt apart): still one title."""
+    doc = pymupdf.open()
+    page = doc.new_page(width=595, height=842)
+    page.insert_text((60, 80), "5.3.6 Roofs abutting taller construction works", fontsize=10, fontname="hebo")
+    page.draw_rect(pymupdf.Rect(150, 110, 450, 300), color=(0, 0, 0), width=0.8)
+    first, second = "Figure 5.7: Snow load shape coefficients for roofs abutting to", "taller construction works"
+    page.insert_text((300 - pymupdf.get_text_length(first, fontsize=11) / 2, 320), first, fontsize=11)
+    offset = 300 + 9 - pymupdf.get_text_length(second, fontsize=11.4) / 2
+    page.insert_text((offset, 334), second, fontsize=11.4)
+    page.insert_text((60, 380), "(2) The drift length is given in 5.3.6(3).", fontsize=10)
+    path = tmp_path / "scan_caption.pdf"
+    doc.save(path)
+    with pymupdf.open(path) as pdf:
+        result = extract_page(pdf, 0, crop=False)
+    (figure,) = [o for o in result["objects"] if o["kind"] == "figure"]
+    assert figure["title"] == "Snow load shape coefficients for roofs abutting to taller construction works"
+
+
 def test_a_tables_first_row_is_its_captions_only_when_it_reads_on_from_it() -> None:
     """Three words or more in lower case in one cell, under a title that does not end a sentence: a
     row of units, one head, or a row under a finished title stay the table's."""
