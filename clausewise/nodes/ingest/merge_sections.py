@@ -888,7 +888,7 @@ def _table_notes(entries: dict[str, dict[str, Any]]) -> None:
         if entry["kind"] != "table" or parent is None or not entry.get("caption"):
             continue
         text = parent["text"]
-        at = text.find(entry["caption"])
+        at = _caption_at(text, entry["caption"])
         if at < 0:
             continue
         start = text.find("\n", at) + 1
@@ -975,6 +975,20 @@ def _table_continued(entries: dict[str, dict[str, Any]]) -> None:
             entry["text"] += "\n" + parent["text"][start:stop]
             _cut(parent, start, stop)
             page += 1
+
+
+def _caption_at(text: str, caption: str) -> int:
+    """Where a table's caption is printed in the clause around it: the caption whole, or its first line
+    when its title's end was set on a second line that is the table's now ("Table 6.1: Recommended
+    values ... component" / "for different types of bridge decks ..."); -1 when it is not there."""
+    at = text.find(caption)
+    words = caption.split()
+    for n in range(len(words) - 1, 2, -1):  # three words at least: "Table 6.1: Recommended", no reference
+        if at >= 0:
+            break
+        line = re.search(re.escape(" ".join(words[:n])) + r"[ \t]*(?:\n|$)", text)
+        at = line.start() if line else -1
+    return at
 
 
 def _continues_notes(before: str, note: str) -> bool:

@@ -998,6 +998,27 @@ def test_a_note_printed_under_a_table_belongs_to_the_table_too() -> None:
     assert rest["page_map"] == [[0, 20], [60, 21]] and rest["pages"] == [20, 21]
 
 
+def test_a_note_under_a_table_whose_caption_wrapped_goes_with_it() -> None:
+    """A caption whose title ends on a second line the table took ("Table 6.1: Linear temperature
+    difference" / "for different types of bridge decks") is printed in the clause by its first line
+    alone: the NOTE under it still goes with the table; "given in Table 6.1." is no caption."""
+    from clausewise.nodes.ingest.merge_sections import _table_notes
+
+    caption = "Table 6.1: Linear temperature difference for different types of bridge decks"
+    clause = (
+        "6.1.4.1 Vertical linear component\n(1) Values are given in Table 6.1.\n"
+        "Table 6.1: Linear temperature difference\nNOTE 2: The values are based on a depth of surfacing of 50 mm."
+    )
+    entries = {
+        "X_6.1.4.1": {"kind": "clause", "text": clause, "page_map": [[0, 27]], "pages": [27]},
+        "X_table_6.1": _table_entry("X_6.1.4.1", caption, "| Steel deck | 18 |", [[0, 27]]),
+    }
+    _table_notes(entries)
+    note = "NOTE 2: The values are based on a depth of surfacing of 50 mm."
+    assert entries["X_table_6.1"]["text"].endswith(f"| Steel deck | 18 |\n{note}")
+    assert entries["X_6.1.4.1"]["text"].endswith("given in Table 6.1.\nTable 6.1: Linear temperature difference")
+
+
 def _table_entry(parent: str, caption: str, body: str, page_map: list[list[int]]) -> dict[str, Any]:
     """A table's entry as `build_sections` makes it: its caption, then its rows, on the pages mapped."""
     return {
