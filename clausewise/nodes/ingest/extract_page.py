@@ -180,7 +180,8 @@ def table_rows(lines: list[dict[str, Any]]) -> list[list[str]]:
     table, so a cell lands in the column whose start it is nearest to. A line with one cell that goes on
     with the text of that cell above it (in lower case, or after a hyphen) is that cell's text wrapped,
     not a row of its own; not in the column of the rows' labels, where a line in lower case is often a
-    label of its own ("normal weight" under "density class LC 2,0").
+    label of its own ("normal weight" under "density class LC 2,0"), but for a unit alone under a label
+    ending in a number ("... gross vehicle weight ≤ 160" / "kN").
     """
     rows = _rows(lines)
     starts = sorted(ln["bbox"][0] for row in rows for ln in row)
@@ -199,12 +200,22 @@ def table_rows(lines: list[dict[str, Any]]) -> list[list[str]]:
     out: list[list[str]] = []
     for cells in built:
         filled = [i for i, c in enumerate(cells) if c]
-        if out and len(filled) == 1 and filled[0] > labels and _runs_on_into(out[-1][filled[0]], cells[filled[0]]):
-            above, more = out[-1][filled[0]], cells[filled[0]]  # a cell's text wrapped onto a line of its own
+        above, more = (out[-1][filled[0]], cells[filled[0]]) if out and len(filled) == 1 else ("", "")
+        if more and (filled[0] > labels and _runs_on_into(above, more) or _unit_after_number(above, more)):
+            # a cell's text wrapped onto a line of its own
             out[-1][filled[0]] = above + more if above.endswith("-") else f"{above} {more}"
             continue
         out.append(cells)
     return out
+
+
+_UNIT_ONLY = re.compile(r"(?:k?N|MN|kg|t|m|mm|cm|kPa|MPa|psf|lbs?\.?)(?:\s?/\s?m[23²³]?)?[23²³]?|°C|%")
+
+
+def _unit_after_number(above: str, more: str) -> bool:
+    """A label's unit printed on the next line ("30 kN < gross vehicle weight ≤ 160" / "kN"): the label
+    ends in a number and the line holds a unit alone. Any other line in the labels' column is a label."""
+    return bool(re.search(r"\d\s*$", above)) and _UNIT_ONLY.fullmatch(more.strip()) is not None
 
 
 def _runs_on_into(above: str, more: str) -> bool:

@@ -229,6 +229,28 @@ def test_table_rows_from_positions() -> None:
     assert md.splitlines() == ["| Topography | Ce |", "|---|---|", "| Windswept | 0,8 |", "| Sheltered | 1,2 |"]
 
 
+def test_a_labels_unit_printed_on_the_next_line_stays_in_its_label() -> None:
+    """OCR set the unit of a label ending in a number on a line of its own ("30 kN < gross vehicle
+    weight ≤ 160" / "kN"): it is that label's end, not a row; a label of words under it stays a row."""
+    rows = table_rows(
+        [
+            _ln("Category G", 100, 10),
+            _ln("30 kN < gross vehicle weight ≤ 160", 100, 22, 180),
+            _ln("5,0", 320, 22),
+            _ln("kN", 100, 34),
+            _ln("Category F", 100, 46),
+            _ln("2,5", 320, 46),
+            _ln("MPa", 100, 58),
+        ]
+    )
+    assert rows == [
+        ["Category G", ""],
+        ["30 kN < gross vehicle weight ≤ 160 kN", "5,0"],
+        ["Category F", "2,5"],
+        ["MPa", ""],  # the label above ends in a word: a row of its own
+    ]
+
+
 def test_a_cells_text_wrapped_onto_a_line_of_its_own_stays_in_its_cell() -> None:
     """ "NOTE 2: The recommended value" / "is 1,0 kN/m2." in the notes column: one cell, so that the
     sentence reads whole; so is a word hyphenated over the line end. A line that starts anew (a capital
