@@ -1156,8 +1156,8 @@ def read_page(doc: pymupdf.Document, pno: int, *, crop: bool = True) -> dict[str
         if obj["kind"] == "table":
             cells, notes = table_footnotes(table_rows(obj_lines))
             more, cells = caption_run_on(obj["title"], cells)
-            if more:  # the caption line stays as printed: notes under the table are found after it
-                obj["title"], obj["caption_more"] = f"{obj['title']} {more}", more
+            if more:  # the clause keeps the caption's first line, where merge-sections finds it
+                obj["title"], obj["caption"] = f"{obj['title']} {more}", f"{obj['caption']} {more}"
             obj["rows"] = cells
             obj["body"] = "\n".join([rows_to_markdown(cells), *notes])
         else:

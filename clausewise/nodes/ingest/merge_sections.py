@@ -802,8 +802,7 @@ def build_sections(doc: DocId, title: str, pages: list[dict[str, Any]]) -> dict[
             code = f"{obj['kind']}_{number}"
             key = object_key(doc, code)
             body = obj.get("body", "")
-            caption = " ".join(filter(None, (obj["caption"], obj.get("caption_more"))))
-            text = caption + ("\n" + body if body else "")
+            text = obj["caption"] + ("\n" + body if body else "")
             if key in entries:  # continued on a following page
                 prior = entries[key]
                 prior["text"] += "\n" + body
@@ -981,14 +980,13 @@ def _caption_at(text: str, caption: str) -> int:
     """Where a table's caption is printed in the clause around it: the caption whole, or its first line
     when its title's end was set on a second line that is the table's now ("Table 6.1: Recommended
     values ... component" / "for different types of bridge decks ..."); -1 when it is not there."""
-    at = text.find(caption)
+    if caption in text:
+        return text.find(caption)
     words = caption.split()
     for n in range(len(words) - 1, 2, -1):  # three words at least: "Table 6.1: Recommended", no reference
-        if at >= 0:
-            break
-        line = re.search(re.escape(" ".join(words[:n])) + r"[ \t]*(?:\n|$)", text)
-        at = line.start() if line else -1
-    return at
+        if line := re.search(re.escape(" ".join(words[:n])) + r"[ \t]*(?:\n|$)", text):
+            return line.start()
+    return -1
 
 
 def _continues_notes(before: str, note: str) -> bool:
