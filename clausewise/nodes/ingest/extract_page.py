@@ -48,6 +48,7 @@ _NUMBER_OK = re.compile(
     r"(?:(?:[A-Z]\d?[.\-])?\d{1,2}(?:\.\d{1,2}){0,3}|\d{3,4}\.\d{1,2}(?:\.\d{1,2})?|[A-Z]\.?\d{1,2}|(?:[A-Z]-)?\d{1,2}-\d{1,3}(?:\.\d{1,2}){0,2}"
     r"|[A-Z]\d\.\d{1,2}(?:\.\d{1,2})?|\d{1,2}(?:\.\d{1,2}){1,2}-\d{1,2})[a-z]?(?:\([A-Za-z0-9]{1,2}\))?(?:-[a-z])?"
 )
+_DIVISION_HEADING = re.compile(r"^\s*(chapter|section|part|annex|appendix)\b", re.I)
 _PARAGRAPH_START = re.compile(r"^\s*\(\s?\d{1,2}\s?\)|^\s*NOTE|^\s*\d+(\.\d+)+\.?\s+[A-Z]|^\s*Section\s+\d")
 # A numbered expression: "(5.1)", "(E.7)", "(6.12a)", "(Equation 16-18a)" closing a line.
 EXPRESSION = re.compile(
@@ -1120,6 +1121,11 @@ def read_page(doc: pymupdf.Document, pno: int, *, crop: bool = True) -> dict[str
                 title = below[0]["text"]
                 title_lines.append(below[0]["bbox"])
                 cap = {"text": cap["text"] + " " + title, "bbox": cap["bbox"]}
+        heading = _heading_in(region, cap, body, alone=len(captions) == 1) if not title and kind == "figure" else None
+        if heading is not None:
+            title = heading["text"].strip()
+            title_lines.append(heading["bbox"])
+            cap = {**cap, "text": cap["text"] + " " + title}
         objects.append(
             {
                 "kind": kind,
@@ -1199,6 +1205,34 @@ def read_page(doc: pymupdf.Document, pno: int, *, crop: bool = True) -> dict[str
         "layout_s": round(layout_s, 4),
         "seconds": round(time.perf_counter() - t0, 4),
     }
+
+
+def _heading_in(
+    region: list[float], cap: dict[str, Any], body: list[dict[str, Any]], *, alone: bool
+) -> dict[str, Any] | None:
+    """A bare "Figure C.2" caption's title printed as a heading over the figure instead (a map's
+    "Alpine Region: Snow Load at Sea Level" at twice the caption's size, the caption alone at the
+    foot): the topmost line set at least half as large again as the caption, of two or more words
+    and mostly letters, inside the figure, or above the caption anywhere on a page with no other
+    caption (the layout model may find only the map's legend). A label inside a drawing is set no
+    larger than the caption or is a word or a number ("W*E", "N"); a chapter's heading names itself."""
+    size = cap.get("size") or 0
+    found = [
+        ln
+        for ln in body
+        if size
+        and ln.get("size", 0) >= 1.5 * size
+        and len(re.findall(r"[A-Za-z]{3,}", ln["text"])) >= 2
+        and sum(c.isalpha() for c in ln["text"]) >= 0.6 * len(ln["text"].replace(" ", ""))
+        and len(ln["text"]) < 120
+        and not parse_caption(ln["text"])
+        and not _PARAGRAPH_START.match(ln["text"])
+        and not _DIVISION_HEADING.match(ln["text"])
+    ]
+    inside = [ln for ln in found if _inside(ln, region)]
+    if not inside and alone:
+        inside = [ln for ln in found if ln["bbox"][3] <= cap["bbox"][1]]
+    return min(inside, key=lambda ln: ln["bbox"][1], default=None)
 
 
 def _column_of(box: list[float], groups: list[list[dict[str, Any]]], rect: Any) -> tuple[float, float] | None:

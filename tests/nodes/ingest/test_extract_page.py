@@ -3,6 +3,7 @@ captions, cropped images, rebuilt table rows, running header and footer removed.
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 from typing import Any
 
@@ -490,6 +491,47 @@ def test_a_scans_centred_caption_line_a_little_larger_and_off_centre_is_the_capt
         result = extract_page(pdf, 0, crop=False)
     (figure,) = [o for o in result["objects"] if o["kind"] == "figure"]
     assert figure["title"] == "Snow load shape coefficients for roofs abutting to taller construction works"
+
+
+def _map_page(path: Path, heading: str | None) -> None:
+    """A scanned map's page: a picture with a legend and a compass beside it, a bare "Figure C.2" at
+    its foot and, when given, its title printed as a heading above it at twice the caption's size."""
+    drawn = pymupdf.open()
+    sketch = drawn.new_page(width=450, height=330)
+    rng = random.Random(1)
+    for _ in range(40):
+        x, y = rng.random() * 400, rng.random() * 290
+        box = pymupdf.Rect(x, y, x + 30 + rng.random() * 60, y + 20 + rng.random() * 40)
+        sketch.draw_rect(box, color=(0, 0, 0), fill=(0.4 + rng.random() * 0.5,) * 3, width=0.5)
+    doc = pymupdf.open()
+    page = doc.new_page(width=842, height=595)
+    page.insert_text((60, 40), "EN 1991-1-3:2003 (E)", fontsize=9)
+    if heading:
+        page.insert_text((260, 100), heading, fontsize=24)
+    page.insert_image(pymupdf.Rect(150, 130, 600, 460), pixmap=sketch.get_pixmap(dpi=100))
+    page.insert_text((640, 185), "Zone  kN/m2", fontsize=7)
+    for i, (zone, value) in enumerate([("1", "0,7"), ("2", "1,3"), ("3", "1,9")]):
+        page.insert_text((640, 200 + 14 * i), f"{zone}   {value}", fontsize=7)
+    page.insert_text((400, 480), "N", fontsize=12)
+    page.insert_text((520, 300), "W*E", fontsize=40)
+    page.insert_text((360, 490), "Figure C.2", fontsize=11)
+    doc.save(path)
+
+
+def test_a_bare_figure_captions_title_printed_as_a_heading_over_the_figure_is_its_title(tmp_path: Path) -> None:
+    """A map's title set large above it ("Alpine Region: ..."), with only "Figure C.2" at its foot, is
+    the figure's title and leaves the text; without such a heading the title stays empty (a compass's
+    "W*E" set large is no title)."""
+    for heading in ("Alpine Region: Snow Load at Sea Level", None):
+        path = tmp_path / f"map-{bool(heading)}.pdf"
+        _map_page(path, heading)
+        with pymupdf.open(path) as pdf:
+            result = extract_page(pdf, 0, crop=False)
+        (figure,) = [o for o in result["objects"] if o["kind"] == "figure"]
+        assert figure["number"] == "C.2"
+        assert figure["title"] == (heading or "")
+        assert figure["caption"] == f"Figure C.2 {heading}" if heading else figure["caption"] == "Figure C.2"
+        assert not any("Alpine" in ln["text"] for ln in result["lines"])
 
 
 def test_a_tables_first_row_is_its_captions_only_when_it_reads_on_from_it() -> None:
