@@ -64,6 +64,8 @@ WHOLE_SECTION_CHARS = 2000  # a section this short is quoted whole: one clause, 
 BRIDGE_CHARS = 300  # a gap this short between two extracts (a NOTE, a line) is quoted with them
 PARAGRAPH_REACH = 500  # a quoted chunk is widened to its paragraphs' bounds when they are this near
 _GLOSSARY_WORDS = ("symbols", "notation", "abbreviations", "nomenclature", "acronyms")
+_CHANGE_WORDS = frozenset(("revision", "amendment", "change", "corrigendum", "corrigenda", "errata"))
+_RECORD_WORDS = frozenset(("summary", "sheet", "record", "history", "log", "list", "no", "date", "table"))
 _LEADER = re.compile(r"(?:\.\s?){4,}|…{2,}")
 _ENDS_IN_PAGE = re.compile(r"\b\d{1,3}\s*$")
 
@@ -187,6 +189,24 @@ def glossary(passage: dict[str, Any]) -> bool:
     return 0 < len(words) <= 4 and any(_glossary_word(word) for word in words)
 
 
+def change_record(passage: dict[str, Any]) -> bool:
+    """A record of the document's own revisions, outside its numbered text ("Revision Summary Sheet",
+    "Record of amendments", "Change No. Date Location"): like a contents page it lists clauses (those a
+    revision touched) in the question's words, but what they say is in those clauses."""
+    if passage["kind"] not in ("front", "annex") and _numbered(passage["section"]):
+        return False
+    words = re.findall(r"[a-z]+", (passage.get("title") or "").lower())
+    return (
+        0 < len(words) <= 5
+        and any(w.rstrip("s") in _CHANGE_WORDS for w in words)
+        and (len(words) == 1 or any(w.rstrip("s") in _RECORD_WORDS for w in words))
+    )
+
+
+def _numbered(section: str) -> bool:
+    return bool(re.match(r"[A-Z]?\d", section))
+
+
 @lru_cache(maxsize=4096)
 def _glossary_word(word: str) -> bool:
     """Within one letter of the length of a glossary's name and 0.8 alike ("notification" is not "notation").
@@ -223,7 +243,7 @@ def rank(
     # not held back by their document's small share.
     kept = nearest_each(passages, by_query, SHARE_KEPT)
     most = max(share.values(), default=0.0)
-    contents = {p["key"] for p in passages if contents_like(p)}
+    contents = {p["key"] for p in passages if contents_like(p) or change_record(p)}
     keyword = keyword_scores(deps, state["search_question"], keys)
     score: dict[str, float] = {}
     for p in passages:
@@ -233,10 +253,9 @@ def rank(
         s += KEYWORD_WEIGHT * keyword.get(p["key"], 0.0)
         if p["key"] in contents:
             s -= CONTENTS_PENALTY
-        elif p["kind"] == "front":
-            s -= FRONT_PENALTY
-        elif glossary(p):
-            s -= GLOSSARY_PENALTY
+        else:
+            s -= FRONT_PENALTY if p["kind"] == "front" else 0.0
+            s -= GLOSSARY_PENALTY if glossary(p) else 0.0
         if p["kind"] not in OBJECT_KINDS and bare(p["text"]):
             s -= HEADING_PENALTY
         score[p["key"]] = s

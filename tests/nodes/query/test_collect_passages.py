@@ -24,6 +24,7 @@ from clausewise.nodes.query.collect_passages import (
     OBJECT_DECAY,
     PART_COVERAGE_WEIGHT,
     SOFT_MATCH_WEIGHT,
+    change_record,
     chunk_span,
     collect_passages,
     document_share,
@@ -347,6 +348,31 @@ def test_a_list_of_symbols_comes_after_the_clauses_that_use_them() -> None:
     assert [p["key"] for p in ranked] == [k("7.1"), k("1.6")]
     assert glossary({"title": "Abbreviations and acronyms"}) and glossary({"title": "Notation"})
     assert not glossary({"title": "F10 notification requirements"}) and not glossary({"title": "Nominal values"})
+
+
+def test_a_record_of_the_documents_revisions_goes_with_the_contents_pages() -> None:
+    """A "Revision Summary Sheet" names the clauses a revision touched in the question's words, so it
+    is near the question, but what they say is in those clauses: it goes to the back with the contents
+    pages (background), behind a clause much less similar; a front-matter section on another subject
+    does not."""
+    record = {
+        **passage(k("7.1")),
+        "key": f"{DOC}_revision-summary-sheet",
+        "section": "revision-summary-sheet",
+        "kind": "front",
+        "title": "REVISION SUMMARY SHEET",
+        "text": "Added 1609.2.3 on vertical lift fabric hangar doors; revised 1609.1.2 on hangar wind loads.",
+    }
+    foreword = {**record, "key": f"{DOC}_climate-change", "section": "climate-change", "title": "Climate change"}
+    for front, last in ((record, True), (foreword, False)):
+        similarity = {front["key"]: 0.9, k("7.1"): 0.3}
+        ranked = rank(deps_with(), {"search_question": "q"}, [front, passage(k("7.1"))], [similarity])  # type: ignore[arg-type]
+        assert [p["key"] for p in ranked][-1] == (front["key"] if last else k("7.1"))
+        assert (ranked[-1]["tier"] == "background") is last
+    assert change_record({"kind": "front", "section": "change-no-date-location", "title": "Change No. Date Location"})
+    assert change_record({"kind": "front", "section": "record", "title": "Record of amendments"})
+    assert not change_record({"kind": "clause", "section": "4.1", "title": "Changes of use"})
+    assert not change_record({"kind": "front", "section": "x", "title": "Revision of the design"})
 
 
 def test_a_documents_share_is_its_largest_among_the_question_and_its_sub_questions() -> None:
