@@ -58,12 +58,14 @@ FRONT_PENALTY = 0.1
 HEADING_PENALTY = 0.3  # a heading with (almost) no text under it: nothing to read there
 GLOSSARY_PENALTY = 0.3  # a list of symbols or abbreviations: looked up when needed, not read first
 CONTENTS_PENALTY = 1.0
+INFORMATIVE_PENALTY = 0.06  # guidance in an informative annex, after the normative rule of the same standing
 SOFT_MATCH_PASSAGES = 30  # the head of the list read again word by word (about 0.75 s on 2 cores)
 SOFT_MATCH_WEIGHT = 1.0
 WHOLE_SECTION_CHARS = 2000  # a section this short is quoted whole: one clause, read as one
 BRIDGE_CHARS = 300  # a gap this short between two extracts (a NOTE, a line) is quoted with them
 PARAGRAPH_REACH = 500  # a quoted chunk is widened to its paragraphs' bounds when they are this near
 _GLOSSARY_WORDS = ("symbols", "notation", "abbreviations", "nomenclature", "acronyms")
+_REFERENCE_LIST_WORDS = ("references", "bibliography")
 _CHANGE_WORDS = frozenset(("revision", "amendment", "change", "corrigendum", "corrigenda", "errata"))
 _RECORD_WORDS = frozenset(("summary", "sheet", "record", "history", "log", "list", "no", "date", "table"))
 _LEADER = re.compile(r"(?:\.\s?){4,}|…{2,}")
@@ -183,9 +185,13 @@ def contents_like(passage: dict[str, Any]) -> bool:
 
 
 def glossary(passage: dict[str, Any]) -> bool:
-    """A list of symbols, notation or abbreviations, known by its short title (OCR's "Synlbols" too): it
-    matches many of a question's terms and runs to pages, but it is where a symbol is looked up."""
+    """A list of symbols, notation or abbreviations, known by its short title (OCR's "Synlbols" too), or
+    of the standards and publications the document refers to ("Normative references", "Bibliography"):
+    it matches many of a question's terms and runs to pages, but it is where a symbol or a standard is
+    looked up."""
     words = re.findall(r"[a-z]+", (passage.get("title") or "").lower())
+    if 0 < len(words) <= 3 and words[-1] in _REFERENCE_LIST_WORDS:  # "Normative references": a list of standards
+        return True
     return 0 < len(words) <= 4 and any(_glossary_word(word) for word in words)
 
 
@@ -258,6 +264,8 @@ def rank(
             s -= GLOSSARY_PENALTY if glossary(p) else 0.0
         if p["kind"] not in OBJECT_KINDS and bare(p["text"]):
             s -= HEADING_PENALTY
+        if _informative(read, p["key"]):
+            s -= INFORMATIVE_PENALTY
         score[p["key"]] = s
     among = set(keys)
     cites = {p["key"]: _cited(read, p["key"], among) for p in passages}
@@ -461,6 +469,19 @@ def _cited(read: Reader, key: str, among: set[str]) -> list[str]:
         if target and target != key and not _chapter(read, target):
             cited.append(target)
     return list(dict.fromkeys(cited))
+
+
+def _informative(read: Reader, key: str) -> bool:
+    """In an informative annex (ingest's precedence marks the annex, or the section itself): guidance
+    beside the normative rules, and a National Annex may not permit it."""
+    cursor = key
+    for _ in range(8):
+        if any(r.get("type") == "informative" for r in read.lookup("precedence", cursor) or []):
+            return True
+        cursor = (read.section(cursor) or {}).get("parent") or ""
+        if not cursor:
+            return False
+    return False
 
 
 def _chapter(read: Reader, key: str) -> bool:

@@ -86,6 +86,8 @@ REFERENCES = {
     k("6.2"): [{"target": k("figure_6.2"), "span": [47, 57]}],
 }
 
+PRECEDENCE = {k("annex_A"): [{"type": "informative", "rule": "informative", "source_key": k("annex_A")}]}
+
 
 def parent(key: str) -> str | None:
     """ "5.3.1" sits in "5.3", "5.2" in "5"; an annex is a chapter of its own."""
@@ -104,6 +106,8 @@ def deps_with(
     def lookup(table: str, key: str) -> Any:
         if table == "references":
             return REFERENCES.get(key, [])
+        if table == "precedence":
+            return PRECEDENCE.get(key, [])
         if table == "sections":
             kind = KINDS.get(key, "clause")
             if key not in SECTIONS:
@@ -348,6 +352,8 @@ def test_a_list_of_symbols_comes_after_the_clauses_that_use_them() -> None:
     assert [p["key"] for p in ranked] == [k("7.1"), k("1.6")]
     assert glossary({"title": "Abbreviations and acronyms"}) and glossary({"title": "Notation"})
     assert not glossary({"title": "F10 notification requirements"}) and not glossary({"title": "Nominal values"})
+    assert glossary({"title": "Normative references"}) and glossary({"title": "Bibliography"})
+    assert not glossary({"title": "References to other parts of EN 1991"})
 
 
 def test_a_record_of_the_documents_revisions_goes_with_the_contents_pages() -> None:
@@ -373,6 +379,22 @@ def test_a_record_of_the_documents_revisions_goes_with_the_contents_pages() -> N
     assert change_record({"kind": "front", "section": "record", "title": "Record of amendments"})
     assert not change_record({"kind": "clause", "section": "4.1", "title": "Changes of use"})
     assert not change_record({"kind": "front", "section": "x", "title": "Revision of the design"})
+
+
+def test_an_informative_annex_comes_after_a_normative_clause_of_nearly_the_same_standing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Guidance in an informative annex (ingest marks the annex so) follows a normative clause a little
+    less similar to the question, by ``INFORMATIVE_PENALTY``; without it the annex would come first."""
+    similarity = {k("annex_A"): 0.62, k("7.1"): 0.6}
+
+    def order() -> list[str]:
+        ranked = rank(deps_with(), {"search_question": "q"}, [passage(key) for key in similarity], [similarity])  # type: ignore[arg-type]
+        return [p["key"] for p in ranked]
+
+    assert order() == [k("7.1"), k("annex_A")]
+    monkeypatch.setattr(collect_module, "INFORMATIVE_PENALTY", 0.0)
+    assert order() == [k("annex_A"), k("7.1")]
 
 
 def test_a_documents_share_is_its_largest_among_the_question_and_its_sub_questions() -> None:
