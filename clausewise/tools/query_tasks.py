@@ -403,6 +403,51 @@ def value_statements(text: str) -> list[str]:
     return [x[:300] for x in out]
 
 
+# a table cell that is a value: "420", "1 500", "2,0 to 3,0", "-0,2", "10%", "45 days", "L/600"
+_NUMBER_CELL = re.compile(
+    r"[~±+\-–−]?\s?\d[\d ]*(?:[.,]\d+)?(?:\s?(?:to|-|–)\s?\d[\d ]*(?:[.,]\d+)?)?"
+    r"\s?(?:%|°C?|[A-Za-z]{1,5}(?:/[A-Za-z]{1,3})?\d?)?|[A-Za-z]/\d+"
+)
+
+
+def asked_rows(text: str, wanted: set[str]) -> list[str]:
+    """A table's rows whose label (first cell) names a word of the question the caption and column
+    heads do not ("Roads in urban area" for a question on an urban road, in a table of impact forces),
+    each value with its column's head: "Roads in urban area: Force Fdx [kN] 1000; Force Fdy [kN] 500"."""
+    lines = text.split("\n")
+    rows = [(i, [c.strip() for c in ln.strip().strip("|").split("|")]) for i, ln in enumerate(lines) if ln.startswith("|")]
+    rows = [(i, cells) for i, cells in rows if any(c.strip("-: ") for c in cells)]  # not the |---| line
+
+    def data(cells: list[str]) -> bool:
+        """A label and values, most of them numbers ("Office | 420 | 511", "Brick veneer | L/600"); not
+        a row of column heads ("Angle of pitch of roof a | 0° < a < 30° | ...")."""
+        filled = [c for c in cells if c]
+        if not filled or not _LONG_WORD.search(filled[0]) or len(filled) < 2:
+            return False
+        return 2 * sum(1 for c in filled[1:] if _NUMBER_CELL.fullmatch(c)) >= len(filled) - 1
+
+    first = next((n for n, (_, cells) in enumerate(rows) if data(cells)), None)
+    if first is None:
+        return []
+    heads: dict[int, str] = {}
+    for _, cells in rows[:first]:
+        for col, cell in enumerate(cells):
+            if cell:
+                heads[col] = f"{heads.get(col, '')} {cell}".strip()
+    head_words = set(tokens(" ".join([*lines[: rows[0][0]], *heads.values()])))
+    asked = wanted - head_words
+    out = []
+    for _, cells in rows[first:]:
+        filled = [(col, c) for col, c in enumerate(cells) if c]
+        if not data(cells) or not asked & set(tokens(filled[0][1])):
+            continue
+        said = "; ".join(f"{heads[col]} {c}" if heads.get(col) else c for col, c in filled[1:])
+        row = f"{filled[0][1].lstrip('-–•▪ ')}: {said}"  # "- concrete box girder", an item under "Type 3"
+        if sum(1 for ch in row if _PLAIN.match(ch)) >= 0.9 * len(row):
+            out.append(" ".join(row.split())[:300])
+    return out
+
+
 _DEFINES = re.compile(r"\S{1,8}\s+(?:is|are|=)\s")  # "k is a coefficient ...": a symbol's line
 
 
@@ -588,25 +633,36 @@ class OfflineQueryTasks:
 
     def summarise(self, question: str, passages: list[dict[str, Any]]) -> str:
         """The key passages' sentences and table rows that state a value (a number with a unit, a
-        symbol = number, a recommended value), each with its clause; no invented text. Past the first
-        ``SUMMARY_OPEN_PASSAGES`` a statement must share a word with the question: the first passages
-        are what the ranking found most to the point, and their values are the answer even in their
-        own words ("Ct = 1,0" in the clause on snow loads on roofs)."""
+        symbol = number, a recommended value), each with its clause; no invented text. First the rows
+        of their tables whose label names what the question asks about (:func:`asked_rows`), each value
+        with its column's head. Past the first ``SUMMARY_OPEN_PASSAGES`` a statement must share a word
+        with the question: the first passages are what the ranking found most to the point, and their
+        values are the answer even in their own words ("Ct = 1,0" in the clause on snow loads on roofs)."""
         if not passages:
             return ""
         key = [p for p in passages if p.get("tier") == "key"] or passages[:10]
         wanted = {stem(w) for w in _WORD.findall(question) if w.lower() not in STOPWORDS and len(w) > 2}
-        found: list[str] = []
-        seen: set[str] = set()
+        asked: list[tuple[dict[str, Any], str]] = []  # table rows the question names, before all else
+        stated: list[tuple[dict[str, Any], str]] = []
         for i, p in enumerate(key):
             if p.get("kind") == "figure":  # a drawing's labels, read by OCR, are not sentences
                 continue
+            rows = asked_rows(p["text"], wanted) if p.get("kind") == "table" else []
+            asked += [(p, row) for row in rows]
+            labels = {row.split(": ", 1)[0] for row in rows}
             for piece in value_statements(p["text"]):
+                if " | " in piece and piece.split(" | ", 1)[0] in labels:
+                    continue  # that row is given above with its column heads
                 bears = i < SUMMARY_OPEN_PASSAGES or wanted & set(tokens(piece))
-                if bears and legible(piece) and piece not in seen and len(found) < SUMMARY_VALUES:
-                    seen.add(piece)
-                    said = piece[m.end() :] if (m := _BULLET.match(piece)) else piece  # the summary's list bullets it
-                    found.append(f"- {said} ({cited(p['document'], p['section'], p.get('title'))}, p. {p['page']})")
+                if bears and legible(piece):
+                    stated.append((p, piece))
+        found: list[str] = []
+        seen: set[str] = set()
+        for p, piece in asked + stated:
+            if piece not in seen and len(found) < SUMMARY_VALUES:
+                seen.add(piece)
+                said = piece[m.end() :] if (m := _BULLET.match(piece)) else piece  # the summary's list bullets it
+                found.append(f"- {said} ({cited(p['document'], p['section'], p.get('title'))}, p. {p['page']})")
         docs = Counter(p["document"] for p in passages)
         first = list(dict.fromkeys(p["document"] for p in passages))[:4]  # in the order the answer reads them
         lead = ", ".join(cited(p["document"], p["section"], p.get("title")) for p in key[:6])

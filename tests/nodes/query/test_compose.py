@@ -382,6 +382,43 @@ def test_a_value_stated_in_a_bulleted_item_is_listed_once_bulleted_in_the_summar
     assert "\n- Bolts need 25 mm of cover. (UFC 3-301-01 1903.4, p. 51)" in summary
 
 
+def test_the_summary_gives_first_the_table_rows_the_question_names_with_their_column_heads() -> None:
+    """A table's row whose label names what the question asks about ("urban" road) comes first among the
+    values, each value with its column's head; rows for other cases, a row of column heads ("Angle of
+    pitch ... | 0° < a < 30°") and a label word that is the table's own subject (in its caption or
+    heads: "roads") are not; the row is not given again as printed."""
+    from clausewise.tools.query_tasks import OfflineQueryTasks, asked_rows, stem
+
+    table = "\n".join(
+        [
+            "Table 4.1 - Design forces due to impact on members beside roads",
+            "|  | Category of traffic | Force Fdx | Force Fdy |",
+            "|---|---|---|---|",
+            "|  |  | [kN] | [kN] |",
+            "|  | Motorways and main roads | 1000 | 500 |",
+            "|  | Roads in urban area | 500 | 250 |",
+            "|  | - Parking garages, lorries | 150 | 75 |",
+        ]
+    )
+    clause = "4.3.1 Impact from road traffic\n(1) The recommended application height is 1,25 m above the road."
+    passages = [
+        {"key": "CEN_EN1991-1-7_4.3.1", "document": "EN 1991-1-7", "section": "4.3.1", "title": "Impact",
+         "page": 22, "pages": [22], "text": clause, "tier": "key", "rank": 1, "kind": "clause"},
+        {"key": "CEN_EN1991-1-7_table_4.1", "document": "EN 1991-1-7", "section": "Table 4.1", "title": "Forces",
+         "page": 23, "pages": [23], "text": table, "tier": "key", "rank": 2, "kind": "table"},
+    ]  # fmt: skip
+    question = "What impact force from lorries on an urban road should I use?"
+    summary = OfflineQueryTasks.summarise(None, question, passages)  # type: ignore[arg-type]
+    values = summary.split("Values stated in them:\n")[1].split("\n")
+    assert values[0] == "- Roads in urban area: Force Fdx [kN] 500; Force Fdy [kN] 250 (EN 1991-1-7 Table 4.1, p. 23)"
+    assert values[1] == "- Parking garages, lorries: Force Fdx [kN] 150; Force Fdy [kN] 75 (EN 1991-1-7 Table 4.1, p. 23)"
+    assert values[2].startswith("- (1) The recommended application height is 1,25 m")
+    assert "Motorways" not in summary and "| 500 | 250" not in summary
+    heads = "\n".join(["Table 5.2 Shape coefficients", "| Angle of pitch of roof a | 0° < a < 30° | a > 60° |",
+                       "| mu1 | 0,8 | 0 |"])  # fmt: skip
+    assert asked_rows(heads, {stem("roof"), stem("pitch")}) == []
+
+
 def test_the_screen_lines_script_counts_a_brief_as_the_terminal_shows_it(tmp_path: Path, monkeypatch: Any) -> None:
     """scripts/brief_lines.py: a quote runs on at the screen's width, so a narrower terminal shows the
     same brief in more lines; a folder without answers is an error, not a median of nothing."""
