@@ -96,8 +96,9 @@ def _lease_owner(data: bytes) -> str | None:
 class Lease:
     """A lock over any :class:`Blobs` built from conditional writes: the holder creates ``path`` with
     If-None-Match (or replaces an expired lease with If-Match on its ETag), renews it
-    every ``ttl_s / 3`` from a background thread, and releases it by deleting it after checking it is
-    still its own (it can only have been taken over after ``ttl_s`` without renewal). Expiry uses the
+    every ``ttl_s / 3`` from a background thread, and releases it by renewing it once more on the ETag
+    it reads (which fails if another writer took it over after ``ttl_s`` without renewal) and then
+    deleting it. Expiry uses the
     clocks of the machines involved: keep ``ttl_s`` well above their skew."""
 
     def __init__(self, blobs: Blobs, path: str, ttl_s: float = LEASE_TTL_S, poll_s: float = 0.2):
@@ -169,7 +170,14 @@ class Lease:
             if self._etag is not None and not self.lost:
                 try:
                     got = self.blobs.read(self.path)
-                    if got is not None and _lease_owner(got[0]) == self.owner:
+                    # renewed first, on the ETag just read: if another writer took it over since the
+                    # read, the write fails and its lease stays; if it succeeds, nobody can take it over
+                    # for ttl_s, so the delete removes this holder's own lease
+                    if (
+                        got is not None
+                        and _lease_owner(got[0]) == self.owner
+                        and self.blobs.write_if(self.path, self._body(), got[1])
+                    ):
                         self.blobs.delete(self.path)
                 except StoreError as exc:  # it expires by itself
                     log.warning("cannot release %s: %s", self.path, exc)

@@ -196,6 +196,28 @@ def test_release_never_removes_a_lease_another_holder_took_over(s3_url: str) -> 
     assert json.loads(blobs.read(LOCK)[0])["owner"] == "other:2:y"  # type: ignore[index]
 
 
+def test_release_keeps_a_lease_taken_over_between_its_check_and_its_delete(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A holder that stalled past its lease's expiry reads the lease as its own while releasing, and
+    another writer takes it over right then: the release must not delete the other writer's lease."""
+    blobs = LocalBlobs(tmp_path)
+    mine = Lease(blobs, LOCK, ttl_s=60)
+    mine.acquire(5)
+    read = blobs.read
+
+    def read_then_taken_over(path: str) -> tuple[bytes, str] | None:
+        got = read(path)
+        blobs.write(LOCK, json.dumps({"owner": "other:2:y", "expires_at": time.time() + 60}).encode())
+        return got
+
+    monkeypatch.setattr(blobs, "read", read_then_taken_over)
+    mine.release()
+    monkeypatch.setattr(blobs, "read", read)
+    got = blobs.read(LOCK)
+    assert got is not None and json.loads(got[0])["owner"] == "other:2:y"
+
+
 def test_the_lease_works_over_any_blobs_backend(tmp_path: Path) -> None:
     blobs = LocalBlobs(tmp_path)
     first, second = Lease(blobs, LOCK, ttl_s=30), Lease(blobs, LOCK, ttl_s=30)
