@@ -374,6 +374,7 @@ def find_conflicts(
 
 SUMMARY_VALUES = 6
 SUMMARY_OPEN_PASSAGES = 3  # the first key passages' values are quoted whatever their words
+SUMMARY_PER_PASSAGE = 3  # statements from one later passage (a list of tolerances sharing one word with the question)
 _VALUE = re.compile(
     r"\d+(?:[.,]\d+)?\s?(?:kN/m[23]?|kN|N/mm2|N/m[23]?|kg/m3|m/s|km/h|mm|m|°C|°|%|min|years?)(?![\w/])"
     # a symbol given a number; a summation's running index ("i=1" under a sum sign) is not a value
@@ -415,7 +416,9 @@ def asked_rows(text: str, wanted: set[str]) -> list[str]:
     heads do not ("Roads in urban area" for a question on an urban road, in a table of impact forces),
     each value with its column's head: "Roads in urban area: Force Fdx [kN] 1000; Force Fdy [kN] 500"."""
     lines = text.split("\n")
-    rows = [(i, [c.strip() for c in ln.strip().strip("|").split("|")]) for i, ln in enumerate(lines) if ln.startswith("|")]
+    rows = [
+        (i, [c.strip() for c in ln.strip().strip("|").split("|")]) for i, ln in enumerate(lines) if ln.startswith("|")
+    ]
     rows = [(i, cells) for i, cells in rows if any(c.strip("-: ") for c in cells)]  # not the |---| line
 
     def data(cells: list[str]) -> bool:
@@ -658,11 +661,16 @@ class OfflineQueryTasks:
                     stated.append((p, piece))
         found: list[str] = []
         seen: set[str] = set()
-        for p, piece in asked + stated:
-            if piece not in seen and len(found) < SUMMARY_VALUES:
-                seen.add(piece)
-                said = piece[m.end() :] if (m := _BULLET.match(piece)) else piece  # the summary's list bullets it
-                found.append(f"- {said} ({cited(p['document'], p['section'], p.get('title'))}, p. {p['page']})")
+        opening = {p["key"] for p in key[:SUMMARY_OPEN_PASSAGES]}
+        per: Counter[str] = Counter()  # statements taken from each later passage
+        for n, (p, piece) in enumerate(asked + stated):
+            late = n >= len(asked) and p["key"] not in opening
+            if piece in seen or len(found) == SUMMARY_VALUES or (late and per[p["key"]] == SUMMARY_PER_PASSAGE):
+                continue
+            seen.add(piece)
+            per[p["key"]] += late
+            said = piece[m.end() :] if (m := _BULLET.match(piece)) else piece  # the summary's list bullets it
+            found.append(f"- {said} ({cited(p['document'], p['section'], p.get('title'))}, p. {p['page']})")
         docs = Counter(p["document"] for p in passages)
         first = list(dict.fromkeys(p["document"] for p in passages))[:4]  # in the order the answer reads them
         lead = ", ".join(cited(p["document"], p["section"], p.get("title")) for p in key[:6])

@@ -411,12 +411,36 @@ def test_the_summary_gives_first_the_table_rows_the_question_names_with_their_co
     summary = OfflineQueryTasks.summarise(None, question, passages)  # type: ignore[arg-type]
     values = summary.split("Values stated in them:\n")[1].split("\n")
     assert values[0] == "- Roads in urban area: Force Fdx [kN] 500; Force Fdy [kN] 250 (EN 1991-1-7 Table 4.1, p. 23)"
-    assert values[1] == "- Parking garages, lorries: Force Fdx [kN] 150; Force Fdy [kN] 75 (EN 1991-1-7 Table 4.1, p. 23)"
+    assert (
+        values[1] == "- Parking garages, lorries: Force Fdx [kN] 150; Force Fdy [kN] 75 (EN 1991-1-7 Table 4.1, p. 23)"
+    )
     assert values[2].startswith("- (1) The recommended application height is 1,25 m")
     assert "Motorways" not in summary and "| 500 | 250" not in summary
     heads = "\n".join(["Table 5.2 Shape coefficients", "| Angle of pitch of roof a | 0° < a < 30° | a > 60° |",
                        "| mu1 | 0,8 | 0 |"])  # fmt: skip
     assert asked_rows(heads, {stem("roof"), stem("pitch")}) == []
+
+
+def test_the_summary_takes_at_most_three_values_from_one_later_passage() -> None:
+    """Past the first passages a statement needs only share a word with the question; a later passage
+    listing many (a guide's tolerances for bricks, for a question on the deflection of girts behind brick
+    veneer) gives three, and the next passage's value gets a line."""
+    from clausewise.tools.query_tasks import SUMMARY_PER_PASSAGE, OfflineQueryTasks
+
+    def passage(n: int, text: str) -> dict[str, Any]:
+        return {"key": f"NZ_G_{n}", "document": "G", "section": str(n), "title": "T", "page": n, "pages": [n],
+                "text": text, "tier": "key", "rank": n, "kind": "clause"}  # fmt: skip
+
+    opening = [passage(n, f"{n} Scope\nText without values, long enough to be read as a clause.") for n in (1, 2, 3)]
+    bricks = "\n".join(f"({i}) Brick chips are no longer than {i} mm from the edges of the wall." for i in range(1, 7))
+    later = [
+        passage(4, f"4 Bricks\n{bricks}"),
+        passage(5, "5 Girts\n(1) Girts behind brick veneer deflect L/600 at 5 mm."),
+    ]
+    summary = OfflineQueryTasks.summarise(None, "What deflection for girts behind brick veneer?", opening + later)  # type: ignore[arg-type]
+    values = summary.split("Values stated in them:\n")[1].split("\n")
+    assert sum("(G 4, p. 4)" in v for v in values) == SUMMARY_PER_PASSAGE == 3
+    assert values[-1].endswith("(G 5, p. 5)")
 
 
 def test_the_screen_lines_script_counts_a_brief_as_the_terminal_shows_it(tmp_path: Path, monkeypatch: Any) -> None:
