@@ -69,7 +69,7 @@ _REFERENCE_LIST_WORDS = ("references", "bibliography")
 _CHANGE_WORDS = frozenset(("revision", "amendment", "change", "corrigendum", "corrigenda", "errata"))
 _RECORD_WORDS = frozenset(("summary", "sheet", "record", "history", "log", "list", "no", "date", "table"))
 _LEADER = re.compile(r"(?:\.\s?){4,}|…{2,}")
-_ENDS_IN_PAGE = re.compile(r"\b\d{1,3}\s*$")
+_ENDS_IN_PAGE = re.compile(r"(?<![\d,.])\b\d{1,3}\s*$")  # a page number, not a value ("beer 10,0")
 
 
 def collect_passages(state: QueryState, runtime: Runtime[QueryContext]) -> dict[str, Any]:

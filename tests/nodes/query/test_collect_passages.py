@@ -27,6 +27,7 @@ from clausewise.nodes.query.collect_passages import (
     change_record,
     chunk_span,
     collect_passages,
+    contents_like,
     document_share,
     glossary,
     leveled,
@@ -395,6 +396,18 @@ def test_an_informative_annex_comes_after_a_normative_clause_of_nearly_the_same_
     assert order() == [k("7.1"), k("annex_A")]
     monkeypatch.setattr(collect_module, "INFORMATIVE_PENALTY", 0.0)
     assert order() == [k("annex_A"), k("7.1")]
+
+
+def test_a_contents_fragment_ends_its_lines_in_page_numbers_a_table_in_values() -> None:
+    """Lines ending in page numbers make a contents fragment; a table's rows ending in values ("beer
+    10,0", "fuel 7,8 to 9,8") do not, though each line ends in digits."""
+
+    def passage_of(text: str) -> dict[str, Any]:
+        return {"kind": "annex", "text": text}
+
+    contents = "ANNEX A 31\nANNEX B 33\nANNEX C 36\nBibliography 40"
+    densities = "Products Density\nbeer 10,0\nmilk 10,0\nwater, fresh 10,0\nfuel 7,8 to 9,8\ndiesel 8,3"
+    assert contents_like(passage_of(contents)) and not contents_like(passage_of(densities))
 
 
 def test_a_documents_share_is_its_largest_among_the_question_and_its_sub_questions() -> None:
