@@ -412,9 +412,10 @@ _NUMBER_CELL = re.compile(
 
 
 def asked_rows(text: str, wanted: set[str]) -> list[str]:
-    """A table's rows whose label (first cell) names a word of the question the caption and column
-    heads do not ("Roads in urban area" for a question on an urban road, in a table of impact forces),
-    each value with its column's head: "Roads in urban area: Force Fdx [kN] 1000; Force Fdy [kN] 500"."""
+    """A table's rows whose label (first cell) names a word of the question the column heads do not
+    ("Roads in urban area" for a question on an urban road; not every row of a column "Category of
+    road"), each value with its column's head: "Roads in urban area: Force Fdx [kN] 500; Force Fdy
+    [kN] 250". The caption's words may name a row ("Imposed loads on floors, balconies and stairs")."""
     lines = text.split("\n")
     rows = [
         (i, [c.strip() for c in ln.strip().strip("|").split("|")]) for i, ln in enumerate(lines) if ln.startswith("|")
@@ -437,7 +438,7 @@ def asked_rows(text: str, wanted: set[str]) -> list[str]:
         for col, cell in enumerate(cells):
             if cell:
                 heads[col] = f"{heads.get(col, '')} {cell}".strip()
-    head_words = set(tokens(" ".join([*lines[: rows[0][0]], *heads.values()])))
+    head_words = set(tokens(" ".join(heads.values())))
     asked = wanted - head_words
     out = []
     for _, cells in rows[first:]:

@@ -385,14 +385,14 @@ def test_a_value_stated_in_a_bulleted_item_is_listed_once_bulleted_in_the_summar
 def test_the_summary_gives_first_the_table_rows_the_question_names_with_their_column_heads() -> None:
     """A table's row whose label names what the question asks about ("urban" road) comes first among the
     values, each value with its column's head; rows for other cases, a row of column heads ("Angle of
-    pitch ... | 0° < a < 30°") and a label word that is the table's own subject (in its caption or
-    heads: "roads") are not; the row is not given again as printed."""
+    pitch ... | 0° < a < 30°") and a label word that is the table's own subject (in its column heads:
+    "road") are not; the row is not given again as printed."""
     from clausewise.tools.query_tasks import OfflineQueryTasks, asked_rows, stem
 
     table = "\n".join(
         [
-            "Table 4.1 - Design forces due to impact on members beside roads",
-            "|  | Category of traffic | Force Fdx | Force Fdy |",
+            "Table 4.1 - Design forces due to impact on members beside traffic",
+            "|  | Category of road | Force Fdx | Force Fdy |",
             "|---|---|---|---|",
             "|  |  | [kN] | [kN] |",
             "|  | Motorways and main roads | 1000 | 500 |",
