@@ -19,7 +19,7 @@ from clausewise.references import doc_display
 from clausewise.tools.parallel import map_ordered
 from clausewise.tools.query_tasks import Terms, continued_lines, legible, score_text, units
 
-MARKDOWN_QUOTE_CHARS = 6_000  # quoted text of the key passages in the brief (the JSON has all of it)
+MARKDOWN_QUOTE_CHARS = 7_000  # quoted text of the key passages in the brief (the JSON has all of it)
 MARKDOWN_PASSAGE_CHARS = 1_200  # longest quote of one passage in the brief
 MARKDOWN_PASSAGE_MIN = 300  # shortest quote of a key passage, once the brief's quote budget is spent
 TABLE_ROW_CONTEXT = 1  # rows quoted either side of a table row that bears on the question
