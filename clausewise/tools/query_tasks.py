@@ -397,15 +397,20 @@ def value_statements(text: str) -> list[str]:
     out = []
     for line in continued_lines(text):
         if line.startswith("|"):
-            pieces = [" | ".join(c.strip() for c in line.strip("|").split("|") if c.strip())]
+            pieces = [" | ".join(c for c in table_cells(line) if c)]
         else:
             pieces = [x for x in _SENTENCE_END.split(line) if not _CAPTION_LINE.match(x)]
         out += [" ".join(x.split()) for x in pieces if _VALUE.search(x) and len(x.split()) >= 2]
     return [x[:300] for x in out]
 
 
+def table_cells(row: str) -> list[str]:
+    """A markdown table row's cells, white space stripped."""
+    return [c.strip() for c in row.strip().strip("|").split("|")]
+
+
 # a table cell that is a value: "420", "1 500", "2,0 to 3,0", "-0,2", "10%", "45 days", "L/600"
-_NUMBER_CELL = re.compile(
+_VALUE_CELL = re.compile(
     r"[~±+\-–−]?\s?\d[\d ]*(?:[.,]\d+)?(?:\s?(?:to|-|–)\s?\d[\d ]*(?:[.,]\d+)?)?"
     r"\s?(?:%|°C?|[A-Za-z]{1,5}(?:/[A-Za-z]{1,3})?\d?)?|[A-Za-z]/\d+"
 )
@@ -416,11 +421,8 @@ def asked_rows(text: str, wanted: set[str]) -> list[str]:
     ("Roads in urban area" for a question on an urban road; not every row of a column "Category of
     road"), each value with its column's head: "Roads in urban area: Force Fdx [kN] 500; Force Fdy
     [kN] 250". The caption's words may name a row ("Imposed loads on floors, balconies and stairs")."""
-    lines = text.split("\n")
-    rows = [
-        (i, [c.strip() for c in ln.strip().strip("|").split("|")]) for i, ln in enumerate(lines) if ln.startswith("|")
-    ]
-    rows = [(i, cells) for i, cells in rows if any(c.strip("-: ") for c in cells)]  # not the |---| line
+    rows = [table_cells(ln) for ln in text.split("\n") if ln.startswith("|")]
+    rows = [cells for cells in rows if any(c.strip("-: ") for c in cells)]  # not the |---| line
 
     def data(cells: list[str]) -> bool:
         """A label and values, most of them numbers ("Office | 420 | 511", "Brick veneer | L/600"); not
@@ -428,20 +430,20 @@ def asked_rows(text: str, wanted: set[str]) -> list[str]:
         filled = [c for c in cells if c]
         if not filled or not _LONG_WORD.search(filled[0]) or len(filled) < 2:
             return False
-        return 2 * sum(1 for c in filled[1:] if _NUMBER_CELL.fullmatch(c)) >= len(filled) - 1
+        return 2 * sum(1 for c in filled[1:] if _VALUE_CELL.fullmatch(c)) >= len(filled) - 1
 
-    first = next((n for n, (_, cells) in enumerate(rows) if data(cells)), None)
+    first = next((n for n, cells in enumerate(rows) if data(cells)), None)
     if first is None:
         return []
     heads: dict[int, str] = {}
-    for _, cells in rows[:first]:
+    for cells in rows[:first]:
         for col, cell in enumerate(cells):
             if cell:
                 heads[col] = f"{heads.get(col, '')} {cell}".strip()
     head_words = set(tokens(" ".join(heads.values())))
     asked = wanted - head_words
     out = []
-    for _, cells in rows[first:]:
+    for cells in rows[first:]:
         filled = [(col, c) for col, c in enumerate(cells) if c]
         if not data(cells) or not asked & set(tokens(filled[0][1])):
             continue
