@@ -404,6 +404,9 @@ def value_statements(text: str) -> list[str]:
     return [x[:300] for x in out]
 
 
+_LIST_MARKS = "-–•▪ "  # an item's mark before a row's label
+
+
 def table_cells(row: str) -> list[str]:
     """A markdown table row's cells, white space stripped."""
     return [c.strip() for c in row.strip().strip("|").split("|")]
@@ -448,7 +451,7 @@ def asked_rows(text: str, wanted: set[str]) -> list[str]:
         if not data(cells) or not asked & set(tokens(filled[0][1])):
             continue
         said = "; ".join(f"{heads[col]} {c}" if heads.get(col) else c for col, c in filled[1:])
-        row = f"{filled[0][1].lstrip('-–•▪ ')}: {said}"  # "- concrete box girder", an item under "Type 3"
+        row = f"{filled[0][1].lstrip(_LIST_MARKS)}: {said}"  # "- concrete box girder", an item under "Type 3"
         if sum(1 for ch in row if _PLAIN.match(ch)) >= 0.9 * len(row):
             out.append(" ".join(row.split())[:300])
     return out
@@ -657,7 +660,7 @@ class OfflineQueryTasks:
             asked += [(p, row) for row in rows]
             labels = {row.split(": ", 1)[0] for row in rows}
             for piece in value_statements(p["text"]):
-                if " | " in piece and piece.split(" | ", 1)[0] in labels:
+                if " | " in piece and piece.split(" | ", 1)[0].lstrip(_LIST_MARKS) in labels:
                     continue  # that row is given above with its column heads
                 bears = i < SUMMARY_OPEN_PASSAGES or wanted & set(tokens(piece))
                 if bears and legible(piece):

@@ -416,6 +416,10 @@ def test_the_summary_gives_first_the_table_rows_the_question_names_with_their_co
     )
     assert values[2].startswith("- (1) The recommended application height is 1,25 m")
     assert "Motorways" not in summary and "| 500 | 250" not in summary
+    item = "\n".join(["Table 6.1 Temperature differences", "| Type of deck | Heating |", "|---|---|",
+                      "| - Steel box girder deck | 18 °C |"])  # fmt: skip
+    summary = OfflineQueryTasks.summarise(None, "Steel deck heating?", [{**passages[1], "text": item}])  # type: ignore[arg-type]
+    assert summary.count("girder deck") == 1 and "- Steel box girder deck: Heating 18 °C (" in summary
     heads = "\n".join(["Table 5.2 Shape coefficients", "| Angle of pitch of roof a | 0° < a < 30° | a > 60° |",
                        "| mu1 | 0,8 | 0 |"])  # fmt: skip
     assert asked_rows(heads, {stem("roof"), stem("pitch")}) == []
