@@ -404,7 +404,9 @@ def value_statements(text: str) -> list[str]:
     return [x[:300] for x in out]
 
 
-_LIST_MARKS = "-–•▪ "  # an item's mark before a row's label
+# an item's mark or a scan's debris before a row's label; not a sign that means something ("< 3 days")
+_LABEL_DEBRIS = re.compile(r"^[\s\-–•▪:;.,~_'`]+")
+_CAPTION_CELL = re.compile(r"\s*(?:Table|Figure)\s+[A-Z0-9]")
 
 
 def table_cells(row: str) -> list[str]:
@@ -438,20 +440,41 @@ def asked_rows(text: str, wanted: set[str]) -> list[str]:
     first = next((n for n, cells in enumerate(rows) if data(cells)), None)
     if first is None:
         return []
-    heads: dict[int, str] = {}
-    for cells in rows[:first]:
-        for col, cell in enumerate(cells):
-            if cell:
-                heads[col] = f"{heads.get(col, '')} {cell}".strip()
-    head_words = set(tokens(" ".join(heads.values())))
+    heads = rows[:first]
+    head_words = set(tokens(" ".join(c for cells in heads for c in cells)))
     asked = wanted - head_words
+
+    def head(label: int, after: int, col: int) -> str:
+        """A value's column heads: the cells over its column or, where there are none, in each row of
+        heads that divides the columns right of the labels (two heads or more there), the nearest to its
+        left after the row's previous cell: a head printed over several columns stands over the first
+        ("Top warmer than bottom | Bottom warmer than top" over the two halves of a table). A lone head
+        there names the labels' column, set off to the right ("| Material |" over "Stainless steel"),
+        and a row naming the table is its caption run on."""
+        over = [cells[col] for cells in heads if col < len(cells) and cells[col]]
+        if over:
+            return " ".join(over)
+        # With no head over the labels, the first head is theirs, set off to the right ("| | Products |
+        # Density |" over "| eggs | | 4,0 |")
+        shifted = not any(c for cells in heads for c in cells[: label + 1])
+        first = next(((r, c) for r, cells in enumerate(heads) for c, cell in enumerate(cells) if cell), None)
+        skip = first if shifted else None
+        spanning = [
+            next((cells[c] for c in range(min(col, len(cells) - 1), after, -1) if cells[c] and (r, c) != skip), "")
+            for r, cells in enumerate(heads)
+            if sum(1 for c in cells[label + 1 :] if c) >= 2 and not any(_CAPTION_CELL.match(c) for c in cells)
+        ]
+        return " ".join(cell for cell in spanning if cell)
+
     out = []
     for cells in rows[first:]:
         filled = [(col, c) for col, c in enumerate(cells) if c]
         if not data(cells) or not asked & set(tokens(filled[0][1])):
             continue
-        said = "; ".join(f"{heads[col]} {c}" if heads.get(col) else c for col, c in filled[1:])
-        row = f"{filled[0][1].lstrip(_LIST_MARKS)}: {said}"  # "- concrete box girder", an item under "Type 3"
+        cols = [col for col, _ in filled]
+        said = "; ".join(f"{head(cols[0], cols[i], col)} {c}".strip() for i, (col, c) in enumerate(filled[1:]))
+        # "- concrete box girder", an item under "Type 3"; a scan's debris before a label (":;;.; 3 months")
+        row = f"{_LABEL_DEBRIS.sub('', filled[0][1])}: {said}"
         if sum(1 for ch in row if _PLAIN.match(ch)) >= 0.9 * len(row):
             out.append(" ".join(row.split())[:300])
     return out
@@ -660,7 +683,7 @@ class OfflineQueryTasks:
             asked += [(p, row) for row in rows]
             labels = {row.split(": ", 1)[0] for row in rows}
             for piece in value_statements(p["text"]):
-                if " | " in piece and piece.split(" | ", 1)[0].lstrip(_LIST_MARKS) in labels:
+                if " | " in piece and _LABEL_DEBRIS.sub("", piece.split(" | ", 1)[0]) in labels:
                     continue  # that row is given above with its column heads
                 bears = i < SUMMARY_OPEN_PASSAGES or wanted & set(tokens(piece))
                 if bears and legible(piece):

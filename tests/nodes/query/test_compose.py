@@ -425,6 +425,35 @@ def test_the_summary_gives_first_the_table_rows_the_question_names_with_their_co
     assert asked_rows(heads, {stem("roof"), stem("pitch")}) == []
 
 
+def test_a_head_printed_over_several_columns_names_their_values_and_the_labels_head_does_not() -> None:
+    """A head over two columns stands over the first ("Top warmer than bottom" over the columns whose
+    values a scan sets further right); a lone head set off to the right of the labels, or the first
+    head where none is over the labels, is theirs ("Material", "Products"), not a value's; a scan's
+    debris before a label (":;;.;" for a sign it could not read) is not part of it."""
+    from clausewise.tools.query_tasks import asked_rows, stem
+
+    halves = "\n".join(["Table 6.1 Temperature differences",
+                        "|  | Top warmer than bottom |  |  | Bottom warmer than top |  |  |",
+                        "|---|---|---|---|---|---|---|",
+                        "| Type of Deck |  |  |  |  |  |  |", "|  |  | dT heat (C) |  |  | dT cool (C) |  |",
+                        "| Steel deck |  |  | 18 |  |  | 13 |",
+                        "| Composite deck |  |  | 15 |  |  | 18 |"])  # fmt: skip
+    assert asked_rows(halves, {stem("steel")}) == [
+        "Steel deck: Top warmer than bottom dT heat (C) 18; Bottom warmer than top dT cool (C) 13"
+    ]
+    lone = "\n".join(["Table C.1 Coefficients", "|  | Material |  |  |", "|---|---|---|---|",
+                      "| Stainless steel |  |  | 16 |", "| Concrete |  |  | 10 |"])  # fmt: skip
+    assert asked_rows(lone, {stem("steel")}) == ["Stainless steel: 16"]
+    shifted = "\n".join(["Table A.9 Foodstuffs", "|  | Products |  | Density |  | Angle |",
+                         "|---|---|---|---|---|---|", "| eggs, in stands |  |  | 4,0 to 5,0 |  | - |",
+                         "| loose, piled |  | 7,5 to 10,0 |  |  | 35 |"])  # fmt: skip
+    assert asked_rows(shifted, {stem("piled")}) == ["loose, piled: 7,5 to 10,0; Angle 35"]
+    debris = "\n".join(["Table 3.1 Return periods", "|  | Duration | Return period (years) |", "|---|---|---|",
+                        "| :;;.; 3 months (but > 3 days) |  | 5 |"])  # fmt: skip
+    assert asked_rows(debris, {stem("months")}) == ["3 months (but > 3 days): Return period (years) 5"]
+    assert asked_rows(debris.replace(":;;.;", "≤"), {stem("months")})[0].startswith("≤ 3 months")
+
+
 def test_the_summary_takes_at_most_three_values_from_one_later_passage() -> None:
     """Past the first passages a statement needs only share a word with the question; a later passage
     listing many (a guide's tolerances for bricks, for a question on the deflection of girts behind brick
