@@ -26,9 +26,9 @@ MAX_CROP_PX = 3000  # longest side of a cropped figure, table or expression
 MAX_LAYOUT_PT = 5000  # pages larger than this (about 1.8 m) skip the layout model
 RUNNING_BAND = 0.075  # the share of a page's height at its top and its foot where running lines are printed
 # A caption's number: "5.1", "B.1", "A1.2(B)", "7.3a", "3-1", "C-1", "B-16.1", "12a-b", with the OCR
-# slips of scans ("5. 2", "A.I", "6.l").
+# slips of scans ("5. 2", "A.I", "6.l", "e.8" for "C.8": the annex it is printed in tells, at merge).
 _NUM = (
-    r"(?:[A-Z]\d?\s?[.\-]?\s?)?(?:[\dIlS][\dIlOS]{0,3}|(?<=\.)s)"
+    r"(?:[A-Z]\d?\s?[.\-]?\s?|[ce]\s?\.\s?(?=\d))?(?:[\dIlS][\dIlOS]{0,3}|(?<=\.)s)"
     r"(?:(?:\s?\.\s?|-)(?:[\dIlOS]{1,3}|s\b)){0,3}[a-z]?(?:\([A-Za-z0-9]{1,2}\))?(?:-[a-z]\b)?"
 )
 # A change mark: "\4\ ... /4/" brackets what a numbered change of a document altered (US DoD criteria mark
@@ -45,7 +45,7 @@ CAPTION = re.compile(
     r"(?:(?P<sep>[:\-\u2013\u2014\u2022\u00b7.|](?:\s?[\-\u2013.])?|\s(?=[A-Z(\[]))\s*(?P<title>.*?))?\s*$"
 )
 _NUMBER_OK = re.compile(
-    r"(?:(?:[A-Z]\d?[.\-])?\d{1,2}(?:\.\d{1,2}){0,3}|\d{3,4}\.\d{1,2}(?:\.\d{1,2})?|[A-Z]\.?\d{1,2}|(?:[A-Z]-)?\d{1,2}-\d{1,3}(?:\.\d{1,2}){0,2}"
+    r"(?:(?:[A-Z]\d?[.\-]|[ce]\.)?\d{1,2}(?:\.\d{1,2}){0,3}|\d{3,4}\.\d{1,2}(?:\.\d{1,2})?|[A-Z]\.?\d{1,2}|(?:[A-Z]-)?\d{1,2}-\d{1,3}(?:\.\d{1,2}){0,2}"
     r"|[A-Z]\d\.\d{1,2}(?:\.\d{1,2})?|\d{1,2}(?:\.\d{1,2}){1,2}-\d{1,2})[a-z]?(?:\([A-Za-z0-9]{1,2}\))?(?:-[a-z])?"
 )
 _DIVISION_HEADING = re.compile(r"^\s*(chapter|section|part|annex|appendix)\b", re.I)

@@ -44,6 +44,7 @@ ANNEX = re.compile(
 )
 _STATUS = re.compile(r"^\(\s?(?P<status>i\s?n\s?f\s?o|n\s?o\s?r\s?m)[\w ]*\)?", re.I)  # "(infonnative)"
 OCR_LETTER_SLIPS = {"B": "8", "D": "0", "G": "6", "S": "5", "I": "1"}
+OCR_LOWER_SLIPS = {"C": "e"}  # a capital a scan reads as another lower-case letter ("Figure e.8")
 _TOC_LEADER = re.compile(r"(\.\s?){5,}|…{2,}|(\s?\.\s){4,}")
 # A line of a contents page: a title and the page it is on ("Scope 12", "1.2 Terms .... 1-3", "ix").
 _TOC_ENTRY = re.compile(r"[A-Za-z)\]]{2,}[\s.…_]*\s(?:\d{1,4}|[ivxlc]{1,5}|[A-Z]?\d{1,2}-\d{1,3})$")
@@ -799,6 +800,8 @@ def build_sections(doc: DocId, title: str, pages: list[dict[str, Any]]) -> dict[
                 entries, page["page"]
             )
             number = _annex_number(obj["number"], _annex_of(entries, parent))
+            if number is None:
+                continue  # "Figure e.8" outside an Annex C: its line stays in the text around it
             code = f"{obj['kind']}_{number}"
             key = object_key(doc, code)
             body = obj.get("body", "")
@@ -1055,10 +1058,15 @@ def _annex_of(entries: dict[str, dict[str, Any]], key: str | None) -> str | None
     return None
 
 
-def _annex_number(number: str, annex: str | None) -> str:
-    """Inside Annex B, an object numbered "81" or "8.1" is OCR for "B.1"."""
+def _annex_number(number: str, annex: str | None) -> str | None:
+    """Inside Annex B, an object numbered "81" or "8.1" is OCR for "B.1"; inside Annex C, "e.8" or
+    "c.8" (a letter read in lower case, the only way the caption reads a letter so) is "C.8". Outside
+    an annex of its letter such a number is no object's: None."""
     if annex and number[:1] == OCR_LETTER_SLIPS.get(annex) and len(number) > 1:
         return f"{annex}.{number[1:].lstrip('.')}"
+    if number[:1].islower():
+        slips = {annex.lower(), *OCR_LOWER_SLIPS.get(annex, "")} if annex and len(annex) == 1 else set()
+        return f"{annex}{number[1:]}" if number[0] in slips else None
     return number
 
 

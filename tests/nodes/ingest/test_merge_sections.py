@@ -1342,3 +1342,33 @@ def test_a_caption_naming_two_parts_of_a_figure_is_a_caption_not_a_heading(tmp_p
     assert "Line 5 after the drawings" in towers["text"]
     (figure,) = [s for s in sections.values() if s["kind"] == "figure"]
     assert figure["key"] == "ACME_G2_figure_4a" and figure["title"] == "Through the trap"
+
+
+def test_a_caption_letter_a_scan_reads_in_lower_case_is_the_annex_it_is_printed_in() -> None:
+    """A scan may read the annex letter of a caption in lower case ("Figure e.8" for "Figure C.8"): in
+    Annex C the figure is C.8, with its title and drawing; outside an annex of that letter the number is
+    no object's (its line stays text), not a figure "e.8"."""
+    from clausewise.nodes.ingest.extract_page import parse_caption
+
+    assert parse_caption("Figure e.8") == ("figure", "e.8", "")
+    assert parse_caption("Figure a.8") is None and parse_caption("Figure e8") is None
+    body = [
+        f"(1) Maps of the snow load at sea level for region {n}, long enough to be a clause here." for n in range(4)
+    ]
+    pages = [
+        _page(1, ["1 General", "1.1 Scope", *body]),
+        _page(2, ["Annex C (informative)", "European ground snow load maps", "C.1 General", *body]),
+        _page(3, ["Sweden, Finland: Snow Load at Sea Level", "Figure e.8"]),
+    ]
+    obj = {"kind": "figure", "number": "e.8", "title": "Sweden, Finland: Snow Load at Sea Level",
+           "caption": "Figure e.8", "bbox": [70.0, 80.0, 500.0, 700.0]}  # fmt: skip
+    pages[2]["objects"].append(dict(obj))
+    sections = build_sections(DocId("CEN", "EN9999"), "Snow", pages)
+    figure = sections["CEN_EN9999_figure_C.8"]
+    assert figure["section"] == "Figure C.8" and figure["title"] == obj["title"]
+    assert figure["parent"] == "CEN_EN9999_C.1" and figure["raw_number"] == "e.8"  # the clause on its page, in Annex C
+    outside = [_page(1, ["1 General", "1.1 Scope", *body, "Figure e.8"])]
+    outside[0]["objects"].append(dict(obj))
+    sections = build_sections(DocId("CEN", "EN9999"), "Snow", outside)
+    assert not [s for s in sections.values() if s["kind"] == "figure"]
+    assert "Figure e.8" in sections["CEN_EN9999_1.1"]["text"]
