@@ -406,6 +406,9 @@ def value_statements(text: str) -> list[str]:
 
 # an item's mark or a scan's debris before a row's label; not a sign that means something ("< 3 days")
 _LABEL_DEBRIS = re.compile(r"^[\s\-–•▪:;.,~_'`]+")
+# a table's note: its mark ("a", "1)", "*"), then the word it notes
+_NOTE_OPENING = re.compile(r"^(?:[a-h]|\d{1,2}\)|[*†‡])\.? ([A-Z][a-z]+)\b", re.M)
+_NOTE_MARK = re.compile(r"\s+[a-hD8*†‡]$")  # a note's mark closing a label, or a scan's reading of one
 _CAPTION_CELL = re.compile(r"\s*(?:Table|Figure)\s+[A-Z0-9]")
 
 
@@ -466,15 +469,23 @@ def asked_rows(text: str, wanted: set[str]) -> list[str]:
         ]
         return " ".join(cell for cell in spanning if cell)
 
+    # The words the table's notes open on after their mark ("a Windswept topography ..."): a row so
+    # labelled carries that mark, which a scan may read as another character, in its label ("Sheltered
+    # e") or in a cell of its own under no head ("| Windswept | 8 | 0,8 |"); it is not a value.
+    noted = {m.group(1).lower() for m in _NOTE_OPENING.finditer(text)}
     out = []
     for cells in rows[first:]:
         filled = [(col, c) for col, c in enumerate(cells) if c]
         if not data(cells) or not asked & set(tokens(filled[0][1])):
             continue
+        label = _LABEL_DEBRIS.sub("", filled[0][1])  # "- concrete box girder"; a scan's ":;;.; 3 months"
+        if label.split()[0].lower() in noted:
+            label = _NOTE_MARK.sub("", label)
+            at = filled[0][0]
+            filled = [filled[0], *((col, c) for col, c in filled[1:] if len(c) > 1 or head(at, at, col))]
         cols = [col for col, _ in filled]
         said = "; ".join(f"{head(cols[0], cols[i], col)} {c}".strip() for i, (col, c) in enumerate(filled[1:]))
-        # "- concrete box girder", an item under "Type 3"; a scan's debris before a label (":;;.; 3 months")
-        row = f"{_LABEL_DEBRIS.sub('', filled[0][1])}: {said}"
+        row = f"{label}: {said}"
         if sum(1 for ch in row if _PLAIN.match(ch)) >= 0.9 * len(row):
             out.append(" ".join(row.split())[:300])
     return out

@@ -454,6 +454,23 @@ def test_a_head_printed_over_several_columns_names_their_values_and_the_labels_h
     assert asked_rows(debris.replace(":;;.;", "≤"), {stem("months")})[0].startswith("≤ 3 months")
 
 
+def test_a_table_notes_mark_in_a_row_is_not_part_of_its_label_nor_a_value() -> None:
+    """A row a note under the table speaks of ("a Windswept topography ...") carries the note's mark, as
+    the scan reads it, closing its label ("Sheltered e") or in a cell under no head ("| Windswept | 8 |"):
+    neither is given as the row's label or value. A row no note speaks of keeps its last letter ("Zone
+    b")."""
+    from clausewise.tools.query_tasks import asked_rows, stem
+
+    table = "\n".join(["Table 5.1 Recommended values of Ce", "|  | Topography |  | Ce |", "|---|---|---|---|",
+                       "|  | Windswept | 8 | 0,8 |", "|  | Normal D |  | 1,0 |", "|  | Sheltered e |  | 1,2 |",
+                       "|  | Zone b |  | 1,4 |",
+                       "a Windswept topography: flat unobstructed areas exposed on all sides.",
+                       "b Normal topography: areas with no significant removal of snow by wind.",
+                       "e Sheltered topography: areas lower than the surrounding terrain."])  # fmt: skip
+    wanted = {stem(w) for w in ("windswept", "normal", "sheltered", "zone")}
+    assert asked_rows(table, wanted) == ["Windswept: Ce 0,8", "Normal: Ce 1,0", "Sheltered: Ce 1,2", "Zone b: Ce 1,4"]
+
+
 def test_the_summary_takes_at_most_three_values_from_one_later_passage() -> None:
     """Past the first passages a statement needs only share a word with the question; a later passage
     listing many (a guide's tolerances for bricks, for a question on the deflection of girts behind brick
