@@ -374,6 +374,7 @@ def find_conflicts(
 
 SUMMARY_VALUES = 6
 SUMMARY_OPEN_PASSAGES = 3  # the first key passages' values are quoted whatever their words
+SUMMARY_TABLE_ROWS = 6  # a table pointed to with no more rows than this is given whole after the pointer
 SUMMARY_PER_PASSAGE = 3  # statements from one later passage (a list of tolerances sharing one word with the question)
 _VALUE = re.compile(
     r"\d+(?:[.,]\d+)?\s?(?:kN/m[23]?|kN|N/mm2|N/m[23]?|kg/m3|m/s|km/h|mm|m|°C|°|%|min|years?)(?![\w/])"
@@ -409,6 +410,9 @@ _LABEL_DEBRIS = re.compile(r"^[\s\-–•▪:;.,~_'`]+")
 # a table's note: its mark ("a", "1)", "*"), then the word it notes
 _NOTE_OPENING = re.compile(r"^(?:[a-h]|\d{1,2}\)|[*†‡])\.? ([A-Z][a-z]+)\b", re.M)
 _NOTE_MARK = re.compile(r"\s+[a-hD8*†‡]$")  # a note's mark closing a label, or a scan's reading of one
+_POINTS_TO_TABLE = re.compile(
+    r"\b(?:given|set out|shown|listed|found)\s+in\s+Table\s+([A-Z]?\d{1,2}(?:[.\-]\d{1,2}){0,2}[a-z]?)"
+)
 _CAPTION_CELL = re.compile(r"\s*(?:Table|Figure)\s+[A-Z0-9]")
 
 
@@ -424,11 +428,12 @@ _VALUE_CELL = re.compile(
 )
 
 
-def asked_rows(text: str, wanted: set[str]) -> list[str]:
+def asked_rows(text: str, wanted: set[str] | None) -> list[str]:
     """A table's rows whose label (first cell) names a word of the question the column heads do not
     ("Roads in urban area" for a question on an urban road; not every row of a column "Category of
     road"), each value with its column's head: "Roads in urban area: Force Fdx [kN] 500; Force Fdy
-    [kN] 250". The caption's words may name a row ("Imposed loads on floors, balconies and stairs")."""
+    [kN] 250". The caption's words may name a row ("Imposed loads on floors, balconies and stairs").
+    ``wanted`` None: every row of values."""
     rows = [table_cells(ln) for ln in text.split("\n") if ln.startswith("|")]
     rows = [cells for cells in rows if any(c.strip("-: ") for c in cells)]  # not the |---| line
 
@@ -445,7 +450,7 @@ def asked_rows(text: str, wanted: set[str]) -> list[str]:
         return []
     heads = rows[:first]
     head_words = set(tokens(" ".join(c for cells in heads for c in cells)))
-    asked = wanted - head_words
+    asked = None if wanted is None else wanted - head_words
 
     def head(label: int, after: int, col: int) -> str:
         """A value's column heads: the cells over its column or, where there are none, in each row of
@@ -476,7 +481,7 @@ def asked_rows(text: str, wanted: set[str]) -> list[str]:
     out = []
     for cells in rows[first:]:
         filled = [(col, c) for col, c in enumerate(cells) if c]
-        if not data(cells) or not asked & set(tokens(filled[0][1])):
+        if not data(cells) or (asked is not None and not asked & set(tokens(filled[0][1]))):
             continue
         label = _LABEL_DEBRIS.sub("", filled[0][1])  # "- concrete box girder"; a scan's ":;;.; 3 months"
         if label.split()[0].lower() in noted:
@@ -699,9 +704,25 @@ class OfflineQueryTasks:
                 bears = i < SUMMARY_OPEN_PASSAGES or wanted & set(tokens(piece))
                 if bears and legible(piece):
                     stated.append((p, piece))
+        # A statement that points to a short key table of its document ("The recommended values are
+        # given in Table 5.1") is followed by that table's rows, unless the question named some of them.
+        tables = {(p["document"], p["section"]): p for p in key if p.get("kind") == "table"}
+        named = {q["key"] for q, _ in asked}
+        pointed: list[tuple[dict[str, Any], str]] = []
+        for p, piece in stated:
+            pointed.append((p, piece))
+            for number in _POINTS_TO_TABLE.findall(piece):
+                table = tables.get((p["document"], f"Table {number}"))
+                if table is None or table["key"] in named:
+                    continue
+                rows = asked_rows(table["text"], None)
+                if 0 < len(rows) <= SUMMARY_TABLE_ROWS:
+                    named.add(table["key"])
+                    pointed.append((table, " / ".join(rows)))
+        stated = pointed
         found: list[str] = []
         seen: set[str] = set()
-        opening = {p["key"] for p in key[:SUMMARY_OPEN_PASSAGES]}
+        opening = {p["key"] for p in key[:SUMMARY_OPEN_PASSAGES]} | named
         per: Counter[str] = Counter()  # statements taken from each later passage
         for n, (p, piece) in enumerate(asked + stated):
             late = n >= len(asked) and p["key"] not in opening

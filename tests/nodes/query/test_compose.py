@@ -471,6 +471,31 @@ def test_a_table_notes_mark_in_a_row_is_not_part_of_its_label_nor_a_value() -> N
     assert asked_rows(table, wanted) == ["Windswept: Ce 0,8", "Normal: Ce 1,0", "Sheltered: Ce 1,2", "Zone b: Ce 1,4"]
 
 
+def test_a_statement_pointing_to_a_short_key_table_is_followed_by_its_rows() -> None:
+    """ "The recommended values are given in Table 5.1" says nothing by itself: the table's rows follow
+    it when the table is a key passage of the same document with few rows; a long table is quoted in
+    the key passages, not in the summary."""
+    from clausewise.tools.query_tasks import SUMMARY_TABLE_ROWS, OfflineQueryTasks
+
+    def passage(key: str, section: str, kind: str, text: str) -> dict[str, Any]:
+        return {"key": key, "document": "EN 1", "section": section, "title": "T", "page": 9, "pages": [9],
+                "text": text, "tier": "key", "rank": 1, "kind": kind}  # fmt: skip
+
+    clause = passage("E_5.2", "5.2", "clause", "5.2 Exposure\n(7) The recommended values are given in Table 5.1.")
+    rows = ["| Windswept | 0,8 |", "| Normal | 1,0 |", "| Sheltered | 1,2 |"]
+    short = passage(
+        "E_t5.1", "Table 5.1", "table", "\n".join(["Table 5.1 Ce", "| Topography | Ce |", "|---|---|", *rows])
+    )
+    summary = OfflineQueryTasks.summarise(None, "Which exposure coefficient?", [clause, short])  # type: ignore[arg-type]
+    values = summary.split("Values stated in them:\n")[1].split("\n")
+    assert values[0].startswith("- (7) The recommended values are given in Table 5.1.")
+    assert values[1] == "- Windswept: Ce 0,8 / Normal: Ce 1,0 / Sheltered: Ce 1,2 (EN 1 Table 5.1, p. 9)"
+    long_rows = [f"| Case {n} | {n},5 |" for n in range(SUMMARY_TABLE_ROWS + 1)]
+    long = {**short, "text": "\n".join(["Table 5.1 Ce", "| Topography | Ce |", "|---|---|", *long_rows])}
+    summary = OfflineQueryTasks.summarise(None, "Which exposure coefficient?", [clause, long])  # type: ignore[arg-type]
+    assert "Case 1" not in summary
+
+
 def test_the_summary_takes_at_most_three_values_from_one_later_passage() -> None:
     """Past the first passages a statement needs only share a word with the question; a later passage
     listing many (a guide's tolerances for bricks, for a question on the deflection of girts behind brick
