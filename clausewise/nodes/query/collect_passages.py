@@ -63,11 +63,14 @@ SOFT_MATCH_PASSAGES = 30  # the head of the list read again word by word (about 
 SOFT_MATCH_WEIGHT = 1.0
 WHOLE_SECTION_CHARS = 2000  # a section this short is quoted whole: one clause, read as one
 BRIDGE_CHARS = 300  # a gap this short between two extracts (a NOTE, a line) is quoted with them
+LEAD_REACH = 1500  # a list's item this near the sentence that opens it is quoted with the items between
 PARAGRAPH_REACH = 500  # a quoted chunk is widened to its paragraphs' bounds when they are this near
 _GLOSSARY_WORDS = ("symbols", "notation", "abbreviations", "nomenclature", "acronyms")
 _REFERENCE_LIST_WORDS = ("references", "bibliography")
 _CHANGE_WORDS = frozenset(("revision", "amendment", "change", "corrigendum", "corrigenda", "errata"))
 _RECORD_WORDS = frozenset(("summary", "sheet", "record", "history", "log", "list", "no", "date", "table"))
+_NOTE = re.compile(r"\s*NOTE\b")
+_LIST_ITEM = re.compile(r"\s*(?:[a-h]\)|[ivx]{1,4}\)|\d\)|[-–•▪■●◦])\s")  # "a) 2,5 kN ...", "■ after installation"
 _LEADER = re.compile(r"(?:\.\s?){4,}|…{2,}")
 _ENDS_IN_PAGE = re.compile(r"(?<![\d,.])\b\d{1,3}\s*$")  # a page number, not a value ("beer 10,0")
 
@@ -149,15 +152,31 @@ def chunk_span(text: str, chunk: str) -> tuple[int, int] | None:
 
 def qualified(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
     """Spans that begin at a NOTE widened back to the paragraph the NOTE qualifies (over the NOTEs
-    between): a note on return periods is read with the rule it is a note to."""
+    between): a note on return periods is read with the rule it is a note to. Spans that begin at a
+    list's item are read with what the list is of: the sentence that opens it and, when that is a NOTE,
+    the paragraph the NOTE qualifies ("(3) ... a human impact load should be taken into account" /
+    "NOTE ... Examples of values are:" / "a) 2,5 kN ..."), widened back to them when they are near,
+    else quoted beside the span."""
     paragraphs = units(text)
+
+    def opens(n: int, pattern: re.Pattern[str]) -> bool:
+        return pattern.match(text[paragraphs[n][0] : paragraphs[n][1]]) is not None
+
     out = []
     for a, b in spans:
         i = next((n for n, (start, end) in enumerate(paragraphs) if start <= a < end), 0)
         j = i
-        while j > 0 and text[paragraphs[j][0] : paragraphs[j][1]].lstrip().startswith("NOTE"):
+        while j > 0 and opens(j, _LIST_ITEM):
             j -= 1
-        out.append((paragraphs[j][0], b) if 0 < j < i else (a, b))
+        lead = j  # the sentence the list's items go on from
+        while j > 0 and opens(j, _NOTE):
+            j -= 1
+        if not 0 < j < i:
+            out.append((a, b))
+        elif lead == i or a - paragraphs[j][0] <= LEAD_REACH:
+            out.append((paragraphs[j][0], b))
+        else:  # a long list: its opening and the span, the items between left out
+            out += [(paragraphs[j][0], paragraphs[lead][1]), (a, b)]
     return out
 
 

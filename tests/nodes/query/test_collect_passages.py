@@ -614,6 +614,33 @@ def test_a_quoted_note_brings_the_paragraph_it_qualifies() -> None:
     assert qualified(bare, [(bare.index("NOTE"), 20)]) == [(bare.index("NOTE"), 20)]
 
 
+def test_a_quoted_list_item_brings_the_sentence_the_list_goes_on_from() -> None:
+    """An extract that begins at a list's item is read with what the list is of: the NOTE that opens it
+    and the paragraph that NOTE qualifies ("a human impact load" before "a) 2,5 kN ..."); a long list's
+    opening is quoted beside the item, the items between left out."""
+    from clausewise.nodes.query.collect_passages import LEAD_REACH
+
+    text = (
+        "4.12 Accidental actions\n(2) Falls of equipment should be taken into account.\n"
+        "(3) Where relevant, a human impact load should be taken into account as an accidental action.\n"
+        "NOTE The design value may be defined in the National Annex. Examples of values are:\n"
+        "a) 2,5 kN applied over an area 200 mm x 200 mm, to account for stumbling effects\n"
+        "b) 6,0 kN applied over an area 300 mm x 300 mm, to account for falling effects\n(4) Effects are assessed."
+    )
+    item = text.index("b) 6,0")
+    assert qualified(text, [(item, item + 20)]) == [(text.index("(3) Where"), item + 20)]
+    items = "".join(f"- item {n} of a long list of cases, each a line of its own in the clause\n" for n in range(40))
+    long = "5.1 Cases\n(1) The cases are:\n" + items
+    last = long.index("- item 39")
+    assert last - long.index("(1)") > LEAD_REACH
+    assert qualified(long, [(last, len(long))]) == [
+        (long.index("(1)"), long.index("- item 0") - 1),
+        (last, len(long)),
+    ]
+    plain = "5.2 Rule\n(1) A rule with a value of 2,0 kN.\n(2) Another rule."
+    assert qualified(plain, [(plain.index("(2)"), len(plain))]) == [(plain.index("(2)"), len(plain))]
+
+
 def test_extracts_merge_across_short_gaps_only() -> None:
     assert merge_spans([(500, 600), (0, 100), (50, 120)]) == [(0, 120), (500, 600)]
     assert merge_spans([(0, 100), (100 + BRIDGE_CHARS, 900)], bridge=BRIDGE_CHARS) == [(0, 900)]
