@@ -423,8 +423,10 @@ def table_cells(row: str) -> list[str]:
 
 # a table cell that is a value: "420", "1 500", "2,0 to 3,0", "-0,2", "10%", "45 days", "L/600"
 _VALUE_CELL = re.compile(
-    r"[~±+\-–−]?\s?\d[\d ]*(?:[.,]\d+)?(?:\s?(?:to|-|–)\s?\d[\d ]*(?:[.,]\d+)?)?"
-    r"\s?(?:%|°C?|[A-Za-z]{1,5}(?:/[A-Za-z]{1,3})?\d?)?|[A-Za-z]/\d+"
+    r"(?:[~±+\-–−]?\s?\d[\d ]*(?:[.,]\d+)?(?:\s?(?:to|-|–)\s?\d[\d ]*(?:[.,]\d+)?)?"
+    r"\s?(?:%|°C?|[A-Za-z]{1,5}(?:/[A-Za-z]{1,3})?\d?)?|[A-Za-z]/\d+)"
+    r"(?:\s?\((?:see\s)?notes?(?:\s?\d{1,2})?\))?",  # "12 (see Note 6)": a value and the note on it
+    re.I,
 )
 
 

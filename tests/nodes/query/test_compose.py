@@ -444,6 +444,8 @@ def test_a_head_printed_over_several_columns_names_their_values_and_the_labels_h
     lone = "\n".join(["Table C.1 Coefficients", "|  | Material |  |  |", "|---|---|---|---|",
                       "| Stainless steel |  |  | 16 |", "| Concrete |  |  | 10 |"])  # fmt: skip
     assert asked_rows(lone, {stem("steel")}) == ["Stainless steel: 16"]
+    noted = lone + "\n| Structural steel, wrought or cast iron |  | 12 (see Note 6) |  |"
+    assert asked_rows(noted, {stem("steel")})[-1] == "Structural steel, wrought or cast iron: 12 (see Note 6)"
     shifted = "\n".join(["Table A.9 Foodstuffs", "|  | Products |  | Density |  | Angle |",
                          "|---|---|---|---|---|---|", "| eggs, in stands |  |  | 4,0 to 5,0 |  | - |",
                          "| loose, piled |  | 7,5 to 10,0 |  |  | 35 |"])  # fmt: skip
