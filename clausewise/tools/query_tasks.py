@@ -467,8 +467,8 @@ def asked_rows(text: str, wanted: set[str] | None) -> list[str]:
         # With no head over the labels, the first head is theirs, set off to the right ("| | Products |
         # Density |" over "| eggs | | 4,0 |")
         shifted = not any(c for cells in heads for c in cells[: label + 1])
-        first = next(((r, c) for r, cells in enumerate(heads) for c, cell in enumerate(cells) if cell), None)
-        skip = first if shifted else None
+        lead = next(((r, c) for r, cells in enumerate(heads) for c, cell in enumerate(cells) if cell), None)
+        skip = lead if shifted else None
         spanning = [
             next((cells[c] for c in range(min(col, len(cells) - 1), after, -1) if cells[c] and (r, c) != skip), "")
             for r, cells in enumerate(heads)
@@ -709,25 +709,26 @@ class OfflineQueryTasks:
         # A statement that points to a short key table of its document ("The recommended values are
         # given in Table 5.1") is followed by that table's rows, unless the question named some of them.
         tables = {(p["document"], p["section"]): p for p in key if p.get("kind") == "table"}
-        named = {q["key"] for q, _ in asked}
+        given = {q["key"] for q, _ in asked}  # tables whose rows are given already
+        whole: set[str] = set()  # a pointed table's rows, one line whatever the passage has given
         pointed: list[tuple[dict[str, Any], str]] = []
         for p, piece in stated:
             pointed.append((p, piece))
             for number in _POINTS_TO_TABLE.findall(piece):
                 table = tables.get((p["document"], f"Table {number}"))
-                if table is None or table["key"] in named:
+                if table is None or table["key"] in given:
                     continue
                 rows = asked_rows(table["text"], None)
                 if 0 < len(rows) <= SUMMARY_TABLE_ROWS:
-                    named.add(table["key"])
-                    pointed.append((table, " / ".join(rows)))
-        stated = pointed
+                    given.add(table["key"])
+                    whole.add(line := " / ".join(rows))
+                    pointed.append((table, line))
         found: list[str] = []
         seen: set[str] = set()
-        opening = {p["key"] for p in key[:SUMMARY_OPEN_PASSAGES]} | named
+        opening = {p["key"] for p in key[:SUMMARY_OPEN_PASSAGES]}
         per: Counter[str] = Counter()  # statements taken from each later passage
-        for n, (p, piece) in enumerate(asked + stated):
-            late = n >= len(asked) and p["key"] not in opening
+        for n, (p, piece) in enumerate(asked + pointed):
+            late = n >= len(asked) and p["key"] not in opening and piece not in whole
             if piece in seen or len(found) == SUMMARY_VALUES or (late and per[p["key"]] == SUMMARY_PER_PASSAGE):
                 continue
             seen.add(piece)
