@@ -69,7 +69,10 @@ class Terms:
 
     weights: dict[str, float] = field(default_factory=dict)
     source: dict[str, str] = field(default_factory=dict)
-    unseen: set[str] = field(default_factory=set)  # terms with a word no section has: they match nothing
+    unseen: set[str] = field(default_factory=set)  # terms with a word no section prints so: not searched for
+    # a scan's misreadings of a term's word that the sections print ("alulninium" for "aluminium"): found
+    # in a text, they count as the term
+    misread: dict[str, str] = field(default_factory=dict)
 
     def add(self, term: str, weight: float, source: str) -> None:
         if term and weight > self.weights.get(term, 0):
@@ -137,7 +140,21 @@ def question_terms(question: str, vocab: Vocabulary, kv: dict[str, Any]) -> Term
         if eq_stems:
             terms.add(eq_stems, 0.8 * vocab.idf(eq_stems), f"kv:{key}")
     terms.unseen = {t for t in terms.weights if any(not vocab.df.get(w) for w in t.split())}
+    for w in content:
+        for reading in misreadings(w.lower()):
+            if vocab.df.get(stem(reading)) and stem(reading) not in terms.weights:
+                terms.misread[stem(reading)] = stem(w)
     return terms
+
+
+# Shapes a scan's text layer reads as others ("m" as "rn" or "nl": "tinlber", "nlaterials"; "l" as "1" or
+# "I": "c1ass"; "h" as "li"; "d" as "cl")
+_MISREAD = {"m": ("rn", "nl", "ln", "in"), "l": ("1", "i"), "i": ("l", "1"), "h": ("li",), "d": ("cl",)}
+
+
+def misreadings(word: str) -> set[str]:
+    """The word with one of its letters read as a scan may read it."""
+    return {word[:i] + r + word[i + 1 :] for i, ch in enumerate(word) for r in _MISREAD.get(ch, ())}
 
 
 def search_prefixes(question: str) -> list[str]:
@@ -205,7 +222,8 @@ def terms_in(text: str, terms: Terms) -> set[str]:
     stems = tokens(text)
     present = set(stems)
     joined = " " + " ".join(stems) + " "
-    return {term for term in terms.weights if (f" {term} " in joined if " " in term else term in present)}
+    found = {term for term in terms.weights if (f" {term} " in joined if " " in term else term in present)}
+    return found | {word for reading, word in terms.misread.items() if reading in present and word in terms.weights}
 
 
 @dataclass

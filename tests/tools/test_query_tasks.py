@@ -297,6 +297,24 @@ def test_a_hyphenated_word_counts_whole_and_by_its_parts() -> None:
     assert "go" not in terms.weights  # "going to" says when, not what
 
 
+def test_a_word_a_scan_misread_counts_as_the_word_the_question_asks() -> None:
+    """A scan's text layer reads "m" as "ln" or "nl" ("alulninium", "tinlber"), "l" as "1" ("c1ass"): a
+    section printing such a reading of a question's word holds that word, for coverage and extracts
+    alike; a reading no section prints is not looked for, and the term's weight is counted once."""
+    from clausewise.tools.query_tasks import Vocabulary, misreadings, question_terms, score_text, terms_in
+
+    assert {"alulninium", "alurninium", "1oad", "ioad"} <= misreadings("aluminium") | misreadings("load")
+    vocab = Vocabulary([{"sections": 40, "df": {stem(w): 2 for w in ["alulninium", "aluminium", "tinlber", "glass"]}}])
+    terms = question_terms("What unit weight for aluminium, timber and glass?", vocab, {})
+    assert terms.misread == {"alulninium": "aluminium", "tinlber": "timber"}
+    assert set(terms.misread).isdisjoint(terms.weights)
+    scanned = "| metals | | |\n| alulninium | | 27,0 |\n| tinlber strength class C 14 | | 3,5 |"
+    assert {"aluminium", "timber"} <= terms_in(scanned, terms)
+    printed = "| aluminium | | 27,0 |\n| timber strength class C 14 | | 3,5 |"
+    assert score_text(scanned, terms) == score_text(printed, terms) > 0
+    assert "glass" not in terms_in(scanned, terms)
+
+
 def test_a_long_unnumbered_paragraph_run_is_cut_at_printed_paragraphs_and_bullets_and_read_in_part() -> None:
     """A guide that does not number its paragraphs: the body is cut where a printed paragraph ends (a
     sentence ending on a short line) and before each bullet, so that the question's paragraph is quoted
