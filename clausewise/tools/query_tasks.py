@@ -140,10 +140,13 @@ def question_terms(question: str, vocab: Vocabulary, kv: dict[str, Any]) -> Term
         if eq_stems:
             terms.add(eq_stems, 0.8 * vocab.idf(eq_stems), f"kv:{key}")
     terms.unseen = {t for t in terms.weights if any(not vocab.df.get(w) for w in t.split())}
+    # A reading the sections print more often than the word is a word of its own ("fall" beside "tall")
     for w in content:
         for reading in misreadings(w.lower()):
-            if vocab.df.get(stem(reading)) and stem(reading) not in terms.weights:
-                terms.misread[stem(reading)] = stem(w)
+            found = vocab.df.get(stem(reading), 0)
+            if 0 < found < max(1, vocab.df.get(stem(w), 0)) or (found and not vocab.df.get(stem(w))):
+                if stem(reading) not in terms.weights:
+                    terms.misread[stem(reading)] = stem(w)
     return terms
 
 

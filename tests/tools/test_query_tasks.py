@@ -304,7 +304,8 @@ def test_a_word_a_scan_misread_counts_as_the_word_the_question_asks() -> None:
     from clausewise.tools.query_tasks import Vocabulary, misreadings, question_terms, score_text, terms_in
 
     assert {"alulninium", "alurninium", "1oad", "ioad"} <= misreadings("aluminium") | misreadings("load")
-    vocab = Vocabulary([{"sections": 40, "df": {stem(w): 2 for w in ["alulninium", "aluminium", "tinlber", "glass"]}}])
+    df = {"alulninium": 1, "aluminium": 6, "tinlber": 1, "glass": 4}
+    vocab = Vocabulary([{"sections": 40, "df": {stem(w): n for w, n in df.items()}}])
     terms = question_terms("What unit weight for aluminium, timber and glass?", vocab, {})
     assert terms.misread == {"alulninium": "aluminium", "tinlber": "timber"}
     assert set(terms.misread).isdisjoint(terms.weights)
@@ -313,6 +314,9 @@ def test_a_word_a_scan_misread_counts_as_the_word_the_question_asks() -> None:
     printed = "| aluminium | | 27,0 |\n| timber strength class C 14 | | 3,5 |"
     assert score_text(scanned, terms) == score_text(printed, terms) > 0
     assert "glass" not in terms_in(scanned, terms)
+    # a reading printed more often than the word is a word of its own: "celling" is not "ceiling" here
+    vocab = Vocabulary([{"sections": 40, "df": {stem("celling"): 5, stem("ceiling"): 2, stem("corne"): 1}}])
+    assert question_terms("A ceiling to come", vocab, {}).misread == {stem("corne"): stem("come")}
 
 
 def test_a_long_unnumbered_paragraph_run_is_cut_at_printed_paragraphs_and_bullets_and_read_in_part() -> None:
