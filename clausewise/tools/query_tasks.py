@@ -142,11 +142,11 @@ def question_terms(question: str, vocab: Vocabulary, kv: dict[str, Any]) -> Term
     terms.unseen = {t for t in terms.weights if any(not vocab.df.get(w) for w in t.split())}
     # A reading the sections print more often than the word is a word of its own ("fall" beside "tall")
     for w in content:
-        for reading in misreadings(w.lower()):
-            found = vocab.df.get(stem(reading), 0)
-            if 0 < found < max(1, vocab.df.get(stem(w), 0)) or (found and not vocab.df.get(stem(w))):
-                if stem(reading) not in terms.weights:
-                    terms.misread[stem(reading)] = stem(w)
+        printed = vocab.df.get(stem(w), 0)
+        for reading in map(stem, misreadings(w.lower())):
+            found = vocab.df.get(reading, 0)
+            if found and (not printed or found < printed) and reading not in terms.weights:
+                terms.misread[reading] = stem(w)
     return terms
 
 
@@ -474,6 +474,7 @@ def asked_rows(text: str, wanted: set[str] | None) -> list[str]:
     heads = rows[:first]
     head_words = set(tokens(" ".join(c for cells in heads for c in cells)))
     asked = None if wanted is None else wanted - head_words
+    first_head = next(((r, c) for r, cells in enumerate(heads) for c, cell in enumerate(cells) if cell), None)
 
     def head(label: int, after: int, col: int) -> str:
         """A value's column heads: the cells over its column or, where there are none, in each row of
@@ -488,8 +489,7 @@ def asked_rows(text: str, wanted: set[str] | None) -> list[str]:
         # With no head over the labels, the first head is theirs, set off to the right ("| | Products |
         # Density |" over "| eggs | | 4,0 |")
         shifted = not any(c for cells in heads for c in cells[: label + 1])
-        lead = next(((r, c) for r, cells in enumerate(heads) for c, cell in enumerate(cells) if cell), None)
-        skip = lead if shifted else None
+        skip = first_head if shifted else None
         spanning = [
             next((cells[c] for c in range(min(col, len(cells) - 1), after, -1) if cells[c] and (r, c) != skip), "")
             for r, cells in enumerate(heads)

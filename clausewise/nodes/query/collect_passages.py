@@ -208,7 +208,7 @@ def glossary(passage: dict[str, Any]) -> bool:
     of the standards and publications the document refers to ("Normative references", "Bibliography"):
     it matches many of a question's terms and runs to pages, but it is where a symbol or a standard is
     looked up."""
-    words = re.findall(r"[a-z]+", (passage.get("title") or "").lower())
+    words = _title_words(passage)
     if 0 < len(words) <= 3 and words[-1] in _REFERENCE_LIST_WORDS:  # "Normative references": a list of standards
         return True
     return 0 < len(words) <= 4 and any(_glossary_word(word) for word in words)
@@ -220,12 +220,16 @@ def change_record(passage: dict[str, Any]) -> bool:
     revision touched) in the question's words, but what they say is in those clauses."""
     if passage["kind"] not in ("front", "annex") and _numbered(passage["section"]):
         return False
-    words = re.findall(r"[a-z]+", (passage.get("title") or "").lower())
+    words = _title_words(passage)
     return (
         0 < len(words) <= 5
         and any(w.rstrip("s") in _CHANGE_WORDS for w in words)
         and (len(words) == 1 or any(w.rstrip("s") in _RECORD_WORDS for w in words))
     )
+
+
+def _title_words(passage: dict[str, Any]) -> list[str]:
+    return re.findall(r"[a-z]+", (passage.get("title") or "").lower())
 
 
 def _numbered(section: str) -> bool:
