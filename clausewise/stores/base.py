@@ -85,6 +85,18 @@ LEASE_TTL_S = 120.0  # a lease not renewed for this long is taken over (its hold
 log = logging.getLogger(__name__)
 
 
+# numpy reads a .npy header with ast.literal_eval, and CPython 3.11.7's AST constructor is not safe
+# across threads: two queries of the HTTP API loading a document's vectors at once raised "SystemError:
+# AST constructor recursion depth mismatch" (a 500). One load at a time; the arrays are then cached.
+_NPY_LOCK = threading.Lock()
+
+
+def load_npy(source: Any, mmap_mode: Any = None) -> np.ndarray:
+    """``np.load`` of one array (no pickles), one thread at a time."""
+    with _NPY_LOCK:
+        return np.load(source, mmap_mode=mmap_mode, allow_pickle=False)  # type: ignore[no-any-return]
+
+
 def _lease_owner(data: bytes) -> str | None:
     try:
         owner = json.loads(data).get("owner")
@@ -342,7 +354,7 @@ class Stores:
                 return None
             generation = manifest["generation"]
         got = self.blobs.read(f"docs/{doc_key}/{generation}/vectors.npy")
-        return None if got is None else np.load(io.BytesIO(got[0]))
+        return None if got is None else load_npy(io.BytesIO(got[0]))
 
     def token_vectors(self, keys: list[str]) -> dict[str, np.ndarray]:
         """The soft match's token vectors that ingest kept for these sections, by digest (see
@@ -376,12 +388,12 @@ class Stores:
             root = self.blobs.local_root
             try:
                 if root is not None:
-                    self._doc_cache[cache_key] = np.load(root / path, mmap_mode="r", allow_pickle=False)
+                    self._doc_cache[cache_key] = load_npy(root / path, mmap_mode="r")
                 else:
                     got = self.blobs.read(path)
                     if got is None:
                         return None
-                    self._doc_cache[cache_key] = np.load(io.BytesIO(got[0]), allow_pickle=False)
+                    self._doc_cache[cache_key] = load_npy(io.BytesIO(got[0]))
             except (OSError, ValueError):  # replaced meanwhile, or unreadable: the model reads the texts
                 return None
         return self._doc_cache[cache_key]  # type: ignore[no-any-return]

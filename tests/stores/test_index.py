@@ -216,6 +216,44 @@ def test_token_vectors_are_kept_per_section_and_read_back(
     assert Stores(LocalBlobs(damaged)).token_vectors(keys) == {}
 
 
+def test_arrays_are_loaded_one_thread_at_a_time(sample_store: SimpleNamespace, monkeypatch: pytest.MonkeyPatch) -> None:
+    """numpy parses a .npy header with ast.literal_eval, which CPython 3.11.7 does not make safe across
+    threads: concurrent queries of the HTTP API loading arrays at once raised "SystemError: AST constructor
+    recursion depth mismatch" (a 500). Token vectors and document vectors, read from many threads, are
+    loaded one at a time, and each thread gets its array."""
+    import threading
+    import time
+
+    from clausewise.stores import base
+
+    inside, most = [0], [0]
+    real = np.load
+
+    def watched(*args: Any, **kwargs: Any) -> Any:
+        inside[0] += 1
+        most[0] = max(most[0], inside[0])
+        time.sleep(0.01)  # a thread switch mid-parse, as under load
+        try:
+            return real(*args, **kwargs)
+        finally:
+            inside[0] -= 1
+
+    monkeypatch.setattr(base.np, "load", watched)
+    keys = [k for k, s in sample_store.sections.items() if s["kind"] != "contents"]
+    results: list[int] = []
+
+    def read() -> None:
+        stores = Stores(LocalBlobs(sample_store.dir))  # each its own cache, as a request's reader
+        results.append(len(stores.token_vectors(keys)) + (stores.doc_vectors(sample_store.doc_key) is not None))
+
+    threads = [threading.Thread(target=read) for _ in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert most[0] == 1 and len(results) == 6 and len(set(results)) == 1 and results[0] > 10
+
+
 def test_vector_index_size_and_paging(sample_store: SimpleNamespace, embedder: Any) -> None:
     index = LocalVectorIndex(Stores(LocalBlobs(sample_store.dir)))
     assert len(index) == sample_store.output["summary"]["chunks"]
