@@ -82,6 +82,7 @@ class IngestState(TypedDict):
     chunks: NotRequired[list[dict[str, Any]]]
     vectors: NotRequired[Any]
     token_vectors: NotRequired[dict[str, Any]]  # section key -> (digest, float16 token vectors)
+    readings: NotRequired[dict[str, str]]  # a scan's misread words -> the words they stand for
     embed_s: NotRequired[float]
     summary: NotRequired[dict[str, Any]]
     warnings: NotRequired[list[str]]

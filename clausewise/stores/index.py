@@ -17,6 +17,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from clausewise.stores.base import StoreError, Stores
+from clausewise.tools.query_tasks import read_as
 
 
 class EmbeddingMismatch(StoreError):
@@ -169,12 +170,22 @@ class KeywordIndex:
             signature = self._signature()
             row = con.execute("SELECT signature FROM meta").fetchone()
             if row is None or row[0] != signature:
+                # the words a scan misread are indexed as the words they stand for ("tinlber" as "timber")
+                readings: dict[str, str] = {}
+                for doc_key in self.stores.visible_documents():
+                    readings.update(self.stores.doc_table(doc_key, "vocabulary").get("readings") or {})
                 with con:
                     con.execute("DELETE FROM sections")
                     con.executemany(
                         "INSERT INTO sections (key, doc, kind, title, text) VALUES (?, ?, ?, ?, ?)",
                         (
-                            (key, s["document"], s["kind"], s.get("title") or "", s["text"])
+                            (
+                                key,
+                                s["document"],
+                                s["kind"],
+                                read_as(s.get("title") or "", readings),
+                                read_as(s["text"], readings),
+                            )
                             for key, s in self.stores.iter_sections()
                         ),
                     )

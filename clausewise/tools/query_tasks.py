@@ -13,6 +13,7 @@ import os
 import re
 import threading
 from collections import Counter, defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Literal, NotRequired, Protocol, TypedDict
@@ -70,9 +71,9 @@ class Terms:
     weights: dict[str, float] = field(default_factory=dict)
     source: dict[str, str] = field(default_factory=dict)
     unseen: set[str] = field(default_factory=set)  # terms with a word no section prints so: not searched for
-    # a scan's misreadings of a term's word that the sections print ("alulninium" for "aluminium"): found
-    # in a text, they count as the term
-    misread: dict[str, str] = field(default_factory=dict)
+    # the words a scan misread, as the words they stand for ("alulninium": "aluminium"): a text is read
+    # with them (:func:`read_as`), so a misreading of a term's word counts as the term
+    readings: dict[str, str] = field(default_factory=dict)
 
     def add(self, term: str, weight: float, source: str) -> None:
         if term and weight > self.weights.get(term, 0):
@@ -88,12 +89,13 @@ def is_definition(section: dict[str, Any]) -> bool:
     return section.get("kind") == "clause" and "definition" in (section.get("parent_title") or "").lower()
 
 
-def section_frequencies(sections: list[Section]) -> dict[str, Any]:
-    """How many sections there are and in how many each stem occurs (computed at ingest per document)."""
+def section_frequencies(sections: list[Section], readings: dict[str, str] | None = None) -> dict[str, Any]:
+    """How many sections there are and in how many each stem occurs, each read with ``readings`` (a
+    scan's misread words, :func:`scan_readings`, kept with them); computed at ingest per document."""
     df: Counter[str] = Counter()
     for s in sections:
-        df.update(set(tokens(s["text"])))
-    return {"sections": len(sections), "df": dict(df)}
+        df.update(set(tokens(read_as(s["text"], readings))))
+    return {"sections": len(sections), "df": dict(df), "readings": dict(readings or {})}
 
 
 class Vocabulary:
@@ -103,8 +105,10 @@ class Vocabulary:
     def __init__(self, frequencies: list[dict[str, Any]]):
         self.n = max(1, sum(f["sections"] for f in frequencies))
         df: Counter[str] = Counter()
+        self.readings: dict[str, str] = {}  # every document's misread words (a store ingested before: none)
         for f in frequencies:
             df.update(f["df"])
+            self.readings.update(f.get("readings") or {})
         self.df = df
 
     @classmethod
@@ -140,24 +144,69 @@ def question_terms(question: str, vocab: Vocabulary, kv: dict[str, Any]) -> Term
         if eq_stems:
             terms.add(eq_stems, 0.8 * vocab.idf(eq_stems), f"kv:{key}")
     terms.unseen = {t for t in terms.weights if any(not vocab.df.get(w) for w in t.split())}
-    # A reading the sections print more often than the word is a word of its own ("fall" beside "tall")
-    for w in content:
-        printed = vocab.df.get(stem(w), 0)
-        for reading in map(stem, misreadings(w.lower())):
-            found = vocab.df.get(reading, 0)
-            if found and (not printed or found < printed) and reading not in terms.weights:
-                terms.misread[reading] = stem(w)
+    terms.readings = vocab.readings
     return terms
 
 
-# Shapes a scan's text layer reads as others ("m" as "rn" or "nl": "tinlber", "nlaterials"; "l" as "1" or
-# "I": "c1ass"; "h" as "li"; "d" as "cl")
-_MISREAD = {"m": ("rn", "nl", "ln", "in"), "l": ("1", "i"), "i": ("l", "1"), "h": ("li",), "d": ("cl",)}
+# Shapes a scan's text layer reads as others: "m" as "rn", "nl", "ln", "in" or "n1" ("tinlber",
+# "nlaterials", "tin1ber"), "l" or "i" as the other or "1" ("c1ass", "ilnposed"), "h" as "li" or "ll"
+# ("lengtll"), "d" as "cl"
+_MISREAD = {"m": ("rn", "nl", "ln", "in", "n1"), "l": ("1", "i"), "i": ("l", "1"), "h": ("li", "ll"), "d": ("cl",)}
+_READ_WORD = re.compile(r"[A-Za-z][A-Za-z1]*[A-Za-z]")
+READING_MIN_CHARS = 5  # shorter words are as often abbreviations, symbols or a hyphenated word's end ("fied")
+COMMON_ZIPF = 3.0  # a word this common in English (wordfreq's Zipf scale: about once per million words)
+READING_GAIN = 2.0  # ... and this much more common than the printed word (100 times) is what it stands for
 
 
-def misreadings(word: str) -> set[str]:
-    """The word with one of its letters read as a scan may read it."""
-    return {word[:i] + r + word[i + 1 :] for i, ch in enumerate(word) for r in _MISREAD.get(ch, ())}
+def scan_readings(texts: Iterable[str]) -> dict[str, str]:
+    """The words of ``texts`` a scan misread, each as the word it stands for: a printed word rare in
+    English (below ``COMMON_ZIPF`` on wordfreq's Zipf scale) that one misreading of a letter turns into
+    a common word ``READING_GAIN`` more common ("tinlber" 0.0 -> "timber" 4.0, "c1ass" -> "class").
+    A real word is no misreading ("fail" is not "fall", "clip" not "dip"), nor are symbols and names
+    that no reading makes a word ("eilnp", "komltee"). A born-digital text has none to find."""
+    from wordfreq import zipf_frequency  # at ingest only: its word lists take about 0.2 s to load
+
+    readings = {}
+    for word in {w.lower() for text in texts for w in _READ_WORD.findall(text)}:
+        if len(word) < READING_MIN_CHARS:
+            continue
+        own = zipf_frequency(word, "en")
+        if own >= COMMON_ZIPF:
+            continue
+        common, reading = max(((zipf_frequency(w, "en"), w) for w in _unread(word)), default=(0.0, ""))
+        if common >= max(COMMON_ZIPF, own + READING_GAIN):
+            readings[word] = reading
+    return readings
+
+
+@lru_cache(maxsize=4096)
+def _unread(word: str) -> tuple[str, ...]:
+    """The words ``word`` may be a scan's reading of: each misread shape in it read back as its letter."""
+    found = set()
+    for letter, shapes in _MISREAD.items():
+        for shape in shapes:
+            i = word.find(shape)
+            while i >= 0:
+                found.add(word[:i] + letter + word[i + len(shape) :])
+                i = word.find(shape, i + 1)
+    return tuple(sorted(found))
+
+
+def read_as(text: str, readings: dict[str, str] | None) -> str:
+    """``text`` with each misread word (:func:`scan_readings`) as the word it stands for, in the
+    printed word's case ("Tinlber" -> "Timber"): what is searched, embedded and matched. A passage
+    quotes the text as printed."""
+    if not readings:
+        return text
+
+    def read(match: re.Match[str]) -> str:
+        word = match.group(0)
+        reading = readings.get(word.lower())
+        if reading is None:
+            return word
+        return reading.upper() if word.isupper() else reading.capitalize() if word[0].isupper() else reading
+
+    return _READ_WORD.sub(read, text)
 
 
 def search_prefixes(question: str) -> list[str]:
@@ -221,12 +270,11 @@ def score_text(text: str, terms: Terms) -> float:
 
 
 def terms_in(text: str, terms: Terms) -> set[str]:
-    """The terms (stems and stemmed phrases) the text contains."""
-    stems = tokens(text)
+    """The terms (stems and stemmed phrases) the text contains, read with the scan's misread words."""
+    stems = tokens(read_as(text, terms.readings))
     present = set(stems)
     joined = " " + " ".join(stems) + " "
-    found = {term for term in terms.weights if (f" {term} " in joined if " " in term else term in present)}
-    return found | {word for reading, word in terms.misread.items() if reading in present and word in terms.weights}
+    return {term for term in terms.weights if (f" {term} " in joined if " " in term else term in present)}
 
 
 @dataclass

@@ -83,7 +83,8 @@ def _commit_document(
     writer.put_json("formulae", formulae)
     writer.put_json("objects", objects)
     writer.put_json("chunks", {"chunks": state["chunks"]})
-    writer.put_json("vocabulary", section_frequencies(list(sections.values())))  # the query's IDF, precomputed
+    # the query's IDF, precomputed, and the scan's misread words, as the query reads the sections
+    writer.put_json("vocabulary", section_frequencies(list(sections.values()), state.get("readings")))
     writer.put_vectors(state["vectors"])
     writer.put_token_vectors(state.get("token_vectors") or {})
     vector_index.upsert_document(doc_key, state["chunks"], state["vectors"])

@@ -1,7 +1,8 @@
 """embed: each section cut into chunks (heading included, at line boundaries) and embedded for the
 vector index; and each section's token vectors, as the query's soft match reads them, kept so that a
-question does not run the model over its passages again. The store's embedding model is checked
-first."""
+question does not run the model over its passages again. Both read the words a scan misread as the
+words they stand for ("tinlber" as "timber"): the embedder would take a misreading for another word.
+The store's embedding model is checked first."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from clausewise.nodes.ingest.deps import system_of
 from clausewise.page_map import page_at
 from clausewise.stores.index import check_embedding_model
 from clausewise.tools.models import soft_text
+from clausewise.tools.query_tasks import read_as, scan_readings
 
 
 def embed(state: IngestState, runtime: Runtime[IngestContext]) -> dict[str, Any]:
@@ -22,13 +24,16 @@ def embed(state: IngestState, runtime: Runtime[IngestContext]) -> dict[str, Any]
     embedder = system.embedder
     check_embedding_model(system.stores, embedder.name, embedder.dim)
     chunks = make_chunks(state["sections"], state["descriptions"], ctx.chunk_chars)
+    sections = state["sections"].values()
+    readings = scan_readings(text for s in sections for text in (s.get("title") or "", s["text"]))
     started = time.perf_counter()
-    vectors = embedder.embed_documents([c["text"] for c in chunks])
+    vectors = embedder.embed_documents([read_as(c["text"], readings) for c in chunks])
     # What a passage quoted from the start of its section is soft-matched by (most of an answer's
     # head): its vectors now spare the question a run of the model (about 0.7 s of a cold ask).
     read = {k: s for k, s in state["sections"].items() if s["kind"] != "contents"}
-    tokens = embedder.token_vectors([soft_text(s.get("title"), s["text"]) for s in read.values()])
+    tokens = embedder.token_vectors([read_as(soft_text(s.get("title"), s["text"]), readings) for s in read.values()])
     return {
+        "readings": readings,
         "chunks": chunks,
         "vectors": vectors,
         "token_vectors": dict(zip(read, tokens, strict=True)) if tokens is not None else {},

@@ -38,7 +38,7 @@ from clausewise.nodes.query.deps import QueryDeps, Reader, bare, deps_of, first_
 from clausewise.page_map import pages_between
 from clausewise.stores.index import Hit
 from clausewise.tools.models import soft_text
-from clausewise.tools.query_tasks import Terms, is_definition, search_prefixes, stem, terms_in, units
+from clausewise.tools.query_tasks import Terms, is_definition, read_as, search_prefixes, stem, terms_in, units
 
 KEY_PASSAGES = 10
 KEY_CHARS = 10_000
@@ -259,7 +259,8 @@ def rank(
         return []
     read = read or deps.reader()
     keys = [p["key"] for p in passages]
-    texts = {p["key"]: _titled(p) for p in passages}
+    vocabulary = deps.vocabulary()
+    texts = {p["key"]: read_as(_titled(p), vocabulary.readings) for p in passages}  # as embedded at ingest
     coverage = coverage_shares(texts, deps.terms(state["search_question"]))
     # A passage that answers one part of the question covers that part's terms, few of the whole's
     # ("the fire design of the roof steelwork" in a question mostly on roof snow): it also gains by
@@ -303,7 +304,6 @@ def rank(
     head = [p for p in ordered if p["key"] not in contents][:SOFT_MATCH_PASSAGES]
     matched = None
     if head:
-        vocabulary = deps.vocabulary()
         head_texts = [texts[p["key"]] for p in head]
         stored = deps.stores.token_vectors([p["key"] for p in head])  # kept at ingest, for most of them
         matched = deps.embedder.soft_match(
