@@ -485,6 +485,21 @@ _POINTS_TO_TABLE = re.compile(
 _CAPTION_CELL = re.compile(r"\s*(?:Table|Figure)\s+[A-Z0-9]")
 
 
+def noted_words(text: str) -> set[str]:
+    """The words a table's notes open on after their mark ("a Windswept topography ..."), lower case."""
+    return {m.group(1).lower() for m in _NOTE_OPENING.finditer(text)}
+
+
+def row_label(cell: str, noted: set[str]) -> tuple[str, bool]:
+    """A row's label as the summary gives it, from its first cell: a scan's debris before it dropped
+    ("- concrete box girder"; ":;;.; 3 months"), and the mark closing it of a note under the table
+    that speaks of the row (``noted``: "Sheltered e" -> "Sheltered"); also whether a note speaks of it."""
+    label = _LABEL_DEBRIS.sub("", cell)
+    if label.split() and label.split()[0].lower() in noted:
+        return _NOTE_MARK.sub("", label), True
+    return label, False
+
+
 def table_cells(row: str) -> list[str]:
     """A markdown table row's cells, white space stripped."""
     return [c.strip() for c in row.strip().strip("|").split("|")]
@@ -548,15 +563,14 @@ def asked_rows(text: str, wanted: set[str] | None) -> list[str]:
     # The words the table's notes open on after their mark ("a Windswept topography ..."): a row so
     # labelled carries that mark, which a scan may read as another character, in its label ("Sheltered
     # e") or in a cell of its own under no head ("| Windswept | 8 | 0,8 |"); it is not a value.
-    noted = {m.group(1).lower() for m in _NOTE_OPENING.finditer(text)}
+    noted = noted_words(text)
     out = []
     for cells in rows[first:]:
         filled = [(col, c) for col, c in enumerate(cells) if c]
         if not data(cells) or (asked is not None and not asked & set(tokens(filled[0][1]))):
             continue
-        label = _LABEL_DEBRIS.sub("", filled[0][1])  # "- concrete box girder"; a scan's ":;;.; 3 months"
-        if label.split()[0].lower() in noted:
-            label = _NOTE_MARK.sub("", label)
+        label, marked = row_label(filled[0][1], noted)
+        if marked:
             at = filled[0][0]
             filled = [filled[0], *((col, c) for col, c in filled[1:] if len(c) > 1 or head(at, at, col))]
         cols = [col for col, _ in filled]
@@ -768,9 +782,9 @@ class OfflineQueryTasks:
                 continue
             rows = asked_rows(p["text"], wanted) if p.get("kind") == "table" else []
             asked += [(p, row) for row in rows]
-            labels = {row.split(": ", 1)[0] for row in rows}
+            labels, noted = {row.split(": ", 1)[0] for row in rows}, noted_words(p["text"])
             for piece in value_statements(p["text"]):
-                if " | " in piece and _LABEL_DEBRIS.sub("", piece.split(" | ", 1)[0]) in labels:
+                if " | " in piece and row_label(piece.split(" | ", 1)[0], noted)[0] in labels:
                     continue  # that row is given above with its column heads
                 bears = i < SUMMARY_OPEN_PASSAGES or wanted & set(tokens(piece))
                 if bears and legible(piece):

@@ -473,6 +473,23 @@ def test_a_table_notes_mark_in_a_row_is_not_part_of_its_label_nor_a_value() -> N
     assert asked_rows(table, wanted) == ["Windswept: Ce 0,8", "Normal: Ce 1,0", "Sheltered: Ce 1,2", "Zone b: Ce 1,4"]
 
 
+def test_a_row_given_with_its_heads_is_not_given_again_as_printed_with_its_notes_mark() -> None:
+    """A row that states a value with its unit is given once, with its column's head, whether or not
+    it carries a note's mark: the row as printed ("Sheltered open site e | 1,2 kN/m2") is that row."""
+    from clausewise.tools.query_tasks import OfflineQueryTasks
+
+    text = "\n".join(["Table 5.1 Snow loads", "| Topography | Load |", "|---|---|",
+                      "| Windswept open site | 0,8 kN/m2 |", "| Sheltered open site e | 1,2 kN/m2 |",
+                      "e Sheltered topography: areas lower than the surrounding terrain."])  # fmt: skip
+    table = {"key": "E_t5.1", "document": "EN 1", "section": "Table 5.1", "title": "T", "page": 9, "pages": [9],
+             "text": text, "tier": "key", "rank": 1, "kind": "table"}  # fmt: skip
+    summary = OfflineQueryTasks.summarise(None, "What snow load on a sheltered or windswept site?", [table])  # type: ignore[arg-type]
+    assert summary.split("Values stated in them:\n")[1].split("\n") == [
+        "- Windswept open site: Load 0,8 kN/m2 (EN 1 Table 5.1, p. 9)",
+        "- Sheltered open site: Load 1,2 kN/m2 (EN 1 Table 5.1, p. 9)",
+    ]
+
+
 def test_a_statement_pointing_to_a_short_key_table_is_followed_by_its_rows() -> None:
     """ "The recommended values are given in Table 5.1" says nothing by itself: the table's rows follow
     it when the table is a key passage of the same document with few rows; a long table is quoted in
