@@ -17,7 +17,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from clausewise.stores.base import StoreError, Stores
-from clausewise.tools.query_tasks import read_as
+from clausewise.tools.query_tasks import Readings, read_as
 
 
 class EmbeddingMismatch(StoreError):
@@ -171,7 +171,7 @@ class KeywordIndex:
             row = con.execute("SELECT signature FROM meta").fetchone()
             if row is None or row[0] != signature:
                 # the words a scan misread are indexed as the words they stand for ("tinlber" as "timber")
-                readings: dict[str, str] = {}
+                readings = Readings()
                 for doc_key in self.stores.visible_documents():
                     readings.update(self.stores.doc_table(doc_key, "vocabulary").get("readings") or {})
                 with con:

@@ -93,9 +93,10 @@ def section_frequencies(sections: list[Section], readings: dict[str, str] | None
     """How many sections there are and in how many each stem occurs, each read with ``readings`` (a
     scan's misread words, :func:`scan_readings`, kept with them); computed at ingest per document."""
     df: Counter[str] = Counter()
+    read = Readings(readings or {})
     for s in sections:
-        df.update(set(tokens(read_as(s["text"], readings))))
-    return {"sections": len(sections), "df": dict(df), "readings": dict(readings or {})}
+        df.update(set(tokens(read.read(s["text"]))))
+    return {"sections": len(sections), "df": dict(df), "readings": dict(read)}
 
 
 class Vocabulary:
@@ -230,6 +231,7 @@ def read_as(text: str, readings: dict[str, str] | None) -> str:
     quotes the text as printed."""
     if not readings:
         return text
+    # a plain mapping is read once (its pattern compiled for this text): many texts take a Readings
     return (readings if isinstance(readings, Readings) else Readings(readings)).read(text)
 
 

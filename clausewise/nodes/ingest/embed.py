@@ -33,7 +33,7 @@ def embed(state: IngestState, runtime: Runtime[IngestContext]) -> dict[str, Any]
     read = {k: s for k, s in state["sections"].items() if s["kind"] != "contents"}
     tokens = embedder.token_vectors([read_as(soft_text(s.get("title"), s["text"]), readings) for s in read.values()])
     return {
-        "readings": readings,
+        "readings": dict(readings),  # the state holds plain data
         "chunks": chunks,
         "vectors": vectors,
         "token_vectors": dict(zip(read, tokens, strict=True)) if tokens is not None else {},
