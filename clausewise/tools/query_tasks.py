@@ -198,15 +198,15 @@ class Readings(dict[str, str]):
 
     CACHE = 4096  # texts read, kept: a query reads its passages' texts once for each of its parts
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._read: dict[str, str] = {}
+
     @cached_property
     def pattern(self) -> re.Pattern[str]:
         """Any of the misread words, whole, in any case."""
         words = sorted(self, key=len, reverse=True)
         return re.compile(r"(?<![A-Za-z1])(?:" + "|".join(map(re.escape, words)) + r")(?![A-Za-z1])", re.I)
-
-    @cached_property
-    def _read(self) -> dict[str, str]:
-        return {}
 
     def read(self, text: str) -> str:
         """``text`` with each misread word as the word it stands for, in the printed word's case."""
