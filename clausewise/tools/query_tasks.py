@@ -729,7 +729,7 @@ class OfflineQueryTasks:
         which ..."). A part that leans on another (a pronoun, or no content word: "what
         part of the code should I refer to?") carries the nearest earlier self-contained part in
         brackets, so that it can be searched on its own."""
-        sentences = [p.strip() for p in re.split(r"(?<=[?])\s+|(?<=\.)\s+(?=[A-Z])", question) if p.strip()]
+        sentences = [p.strip() for p in re.split(r"(?<=[?])\s+|(?<=\.)\s+(?=[A-Z]|\([a-z\d]{1,4}\)\s)", question) if p.strip()]
         parts = [c for s in sentences for c in _clauses(s) if len(c.split()) >= 3]
         if len(parts) <= 1:
             return [question]

@@ -54,6 +54,14 @@ def test_offline_decomposition_gives_standalone_parts() -> None:
         "For a 30 m steel chimney, does the code give thermal actions from hot gases",
         "For a 30 m steel chimney, does the code give a vortex check?",
     ]
+    # parts enumerated over sentences: each part is its own sentence, not run on from the scene
+    assert tasks.decompose(
+        "A vaulted hall 30 m wide. (a) Which snow shape coefficients apply? (b) Where do wind coefficients come from?"
+    ) == [
+        "A vaulted hall 30 m wide.",
+        "(a) Which snow shape coefficients apply?",
+        "(b) Where do wind coefficients come from?",
+    ]
     assert tasks.decompose(
         "How do I calculate wind pressure on walls, and which inputs come from the National Annex?"
     ) == [
