@@ -674,6 +674,9 @@ _ASIDE = re.compile(r"^\s*(?:what|how) about\b", re.I)
 _ANAPHOR = re.compile(r"\b(?:this|that|these|those|it|they|them|its|their|so)\b", re.I)
 
 
+_SENTENCE_END = re.compile(r"(?<=[?])\s+|(?<=\.)\s+(?=[A-Z]|\([a-z\d]{1,4}\)\s)")  # "... high. (a) Which ..."
+
+
 def _clauses(sentence: str) -> list[str]:
     """A sentence's enumerated parts, each prefixed by the words before the first mark; else its
     coordinated questions; else the sentence."""
@@ -729,7 +732,7 @@ class OfflineQueryTasks:
         which ..."). A part that leans on another (a pronoun, or no content word: "what
         part of the code should I refer to?") carries the nearest earlier self-contained part in
         brackets, so that it can be searched on its own."""
-        sentences = [p.strip() for p in re.split(r"(?<=[?])\s+|(?<=\.)\s+(?=[A-Z]|\([a-z\d]{1,4}\)\s)", question) if p.strip()]
+        sentences = [p.strip() for p in _SENTENCE_END.split(question) if p.strip()]
         parts = [c for s in sentences for c in _clauses(s) if len(c.split()) >= 3]
         if len(parts) <= 1:
             return [question]
