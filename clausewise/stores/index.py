@@ -10,6 +10,7 @@ import json
 import re
 import sqlite3
 import threading
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -162,6 +163,7 @@ class KeywordIndex:
             "CREATE VIRTUAL TABLE IF NOT EXISTS sections USING fts5("
             "key UNINDEXED, doc UNINDEXED, kind UNINDEXED, title, text, tokenize='unicode61')"
         )
+        con.execute("CREATE VIRTUAL TABLE IF NOT EXISTS words USING fts5vocab(sections, 'row')")
         return con
 
     def ensure(self) -> sqlite3.Connection:
@@ -208,6 +210,17 @@ class KeywordIndex:
             (" OR ".join(phrases), limit),
         ).fetchall()
         return [(key, -score) for key, score in rows]
+
+    def printed(self, words: Iterable[str]) -> set[str]:
+        """Those of ``words`` (lower case) that some section prints, as a scan's misread words are read."""
+        asked = sorted(set(words))
+        if not asked:
+            return set()
+        con = self.ensure()
+        rows = con.execute(
+            "SELECT term FROM words WHERE term IN (SELECT value FROM json_each(?))", (json.dumps(asked),)
+        )
+        return {term for (term,) in rows}
 
     def scores(self, tokens: list[str], keys: list[str]) -> dict[str, float]:
         """FTS5 ``bm25()`` (higher is better) of each of ``keys`` that holds any of ``tokens`` (words of

@@ -13,7 +13,7 @@ import os
 import re
 import threading
 from collections import Counter, defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from typing import Any, Literal, NotRequired, Protocol, TypedDict
@@ -191,6 +191,70 @@ def _unread(word: str) -> tuple[str, ...]:
                 found.add(word[:i] + letter + word[i + len(shape) :])
                 i = word.find(shape, i + 1)
     return tuple(sorted(found))
+
+
+TYPO_ZIPF = 1.5  # a typed word this rare in English (and printed in no section) may be a slip of the keys
+_ALPHABET = "abcdefghijklmnopqrstuvwxyz"
+_TYPED_WORD = re.compile(r"(?<![\w-])[A-Za-z]+(?![\w-])")  # a plain word, not part of a symbol or compound
+
+
+def spelled(
+    question: str, vocab: Vocabulary, printed: Callable[[Iterable[str]], set[str]]
+) -> tuple[str, dict[str, str]]:
+    """The question with its slips of the keys put right, and the words put right (as typed -> as
+    meant). A word of five letters or more that no section prints as typed (``printed``: those of some
+    words that a section prints) and that is rare in English (below ``TYPO_ZIPF`` on wordfreq's Zipf
+    scale) is read as the word one edit away (a letter left out, added, changed, or two swapped) that
+    the documents print and that is common in English (Zipf 3 or more, and 100 times as common):
+    "densty" -> "density", "structual" -> "structural". When the documents print the typed word's stem
+    the word meant is of that stem and printed as such ("concret" -> "concrete": its terms match by the
+    stem, but the embedder reads "concret" as another word; "girts" is not "girls"). A rare word of the
+    trade stays as typed ("rooflight", "rainscreen", "helipad" beside "helipads"), and so does a plural
+    or singular the documents print the other way ("weights"). English word frequencies are loaded (0.1 to
+    0.2 s) only for a question with a word no section prints that is one edit from one that does."""
+    typed = {m.group(): m.group().lower() for m in _TYPED_WORD.finditer(question)}
+    typed = {word: lower for word, lower in typed.items() if len(lower) >= READING_MIN_CHARS}
+    known = printed(typed.values())
+    fixed: dict[str, str] = {}
+    for word, lower in typed.items():  # in the order asked
+        if lower in known:
+            continue
+        same = stem(lower) if vocab.df.get(stem(lower)) else None
+        near = [
+            w
+            for w in sorted(printed(_one_edit(lower)))
+            if (same is None or stem(w) == same) and w != f"{lower}s" and lower != f"{w}s"  # a plural is no slip
+        ]
+        if not near:
+            continue
+        own = _zipf(lower)
+        common, meant = max(((_zipf(w), w) for w in near), default=(0.0, ""))
+        if own < TYPO_ZIPF and common >= max(COMMON_ZIPF, own + READING_GAIN):
+            fixed[word] = meant.capitalize() if word[0].isupper() else meant
+    if not fixed:
+        return question, fixed
+    pattern = re.compile(r"(?<![\w-])(?:" + "|".join(map(re.escape, fixed)) + r")(?![\w-])")
+    return pattern.sub(lambda m: fixed[m.group()], question), fixed
+
+
+def _zipf(word: str) -> float:
+    """The word's frequency in English on wordfreq's Zipf scale, looked up in its short list of common
+    words first (its long list costs 0.1 s more to load)."""
+    from wordfreq import zipf_frequency  # only when a word is to be put right: 0.1 s to import
+
+    common = zipf_frequency(word, "en", wordlist="small")
+    return common if common >= TYPO_ZIPF else zipf_frequency(word, "en")
+
+
+def _one_edit(word: str) -> set[str]:
+    """Every word one edit from ``word``: a letter left out, two neighbours swapped, one changed, one added."""
+    splits = [(word[:i], word[i:]) for i in range(len(word) + 1)]
+    return (
+        {a + b[1:] for a, b in splits if b}
+        | {a + b[1] + b[0] + b[2:] for a, b in splits if len(b) > 1}
+        | {a + c + b[1:] for a, b in splits if b for c in _ALPHABET}
+        | {a + c + b for a, b in splits for c in _ALPHABET}
+    ) - {word}
 
 
 class Readings(dict[str, str]):

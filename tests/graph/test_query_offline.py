@@ -133,6 +133,13 @@ def test_huge_question_is_cut_and_said_so(graph: Any) -> None:
     assert "only the first 2000 were searched" in answer["answer_markdown"]
 
 
+def test_a_slip_of_the_keys_is_searched_as_meant_and_said_so(graph: Any) -> None:
+    answer = ask(graph, "What exposure coeficient Ce should I use for a sheltred site?", thread="typo")
+    assert "Searched 'coeficient' as 'coefficient', 'sheltred' as 'sheltered'." in answer["answer_markdown"]
+    assert answer["question"].startswith("What exposure coeficient")  # the question as asked
+    assert "CEN_EN1991-9-9_table_5.1" in [p["key"] for p in answer["passages"][:10]]
+
+
 def test_other_language_does_not_crash(graph: Any) -> None:
     # the prompt-injection check runs in model mode, where there is a prompt (test_query_flow.py)
     foreign = ask(graph, "Quelle est la charge de neige sur une toiture?", thread="fr")

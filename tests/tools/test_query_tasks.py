@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from clausewise.tools.query_tasks import OfflineQueryTasks, search_prefixes, stem, units
+import re
+from collections.abc import Iterable
+
+from clausewise.tools.query_tasks import OfflineQueryTasks, Vocabulary, search_prefixes, spelled, stem, units
 
 
 def test_offline_reasoner_parts() -> None:
@@ -43,6 +46,35 @@ def test_stemming_is_safe_from_parallel_relevance_batches() -> None:
         parallel = list(pool.map(stem, words))
     stem.cache_clear()
     assert parallel == [stem(w) for w in words]
+
+
+def test_slips_of_the_keys_are_put_right_against_the_words_the_codes_print() -> None:
+    printed = [
+        "The density of reinforced concrete is given in Table A.1.",
+        "Girts behind a brick veneer; a rooflight in the roof.",
+        "Structural design of the imposed load.",
+    ]
+    vocab = Vocabulary.of_sections([{"text": text} for text in printed])  # type: ignore[misc]
+    words = {w.lower() for text in printed for w in re.findall(r"[A-Za-z]+", text)}
+
+    def known(asked: Iterable[str]) -> set[str]:
+        return set(asked) & words
+
+    question = "What densty for reinforced concret? Structual girts, a rainscreen and an unclad rooflight."
+    assert spelled(question, vocab, known) == (
+        "What density for reinforced concrete? Structural girts, a rainscreen and an unclad rooflight.",
+        {"densty": "density", "concret": "concrete", "Structual": "Structural"},
+    )
+    # a word one edit from a common word the codes do not print stays as typed ("desgin": "design" is printed;
+    # "calcualte": "calculate" is not)
+    assert spelled("How do I calcualte the desgin load?", vocab, known) == (
+        "How do I calcualte the design load?",
+        {"desgin": "design"},
+    )
+    assert spelled("What density for concrete?", vocab, known) == ("What density for concrete?", {})
+    # a word of a printed stem that English knows is no slip ("designer" beside a printed "designed")
+    words.add("designed")
+    assert spelled("Which loads must the designer take?", vocab, known) == ("Which loads must the designer take?", {})
 
 
 def test_offline_decomposition_gives_standalone_parts() -> None:

@@ -1,4 +1,5 @@
-"""triage: greeting -> short reply; a repeat in this thread -> the earlier answer; else search."""
+"""triage: greeting -> short reply; a repeat in this thread -> the earlier answer; else search, with the
+question's slips of the keys put right (:func:`~clausewise.tools.query_tasks.spelled`)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from langgraph.runtime import Runtime
 
 from clausewise.graph.state import RESET, QueryContext, QueryState
 from clausewise.nodes.query.deps import deps_of
+from clausewise.tools.query_tasks import spelled
 
 
 class QueryInputError(ValueError):
@@ -50,7 +52,10 @@ def triage(state: QueryState, runtime: Runtime[QueryContext]) -> dict[str, Any]:
     elif decision["route"] == "memory":
         fresh["reply"] = decision["answer"]
     else:
-        fresh["search_question"] = decision["question"]
+        searched, fixed = spelled(decision["question"], deps.vocabulary(), deps.keyword_index.printed)
+        fresh["search_question"] = searched
+        if fixed:
+            notes.append("Searched " + ", ".join(f"'{typed}' as '{meant}'" for typed, meant in fixed.items()) + ".")
         if decision.get("follow_up_of"):
             notes.append(f"Read as a follow-up to: {decision['follow_up_of']}")
     return fresh
