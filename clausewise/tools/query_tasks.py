@@ -230,7 +230,7 @@ def spelled(
         own = _zipf(lower)
         common, meant = max(((_zipf(w), w) for w in near), default=(0.0, ""))
         if own < TYPO_ZIPF and common >= max(COMMON_ZIPF, own + READING_GAIN):
-            fixed[word] = meant.capitalize() if word[0].isupper() else meant
+            fixed[word] = meant.upper() if word.isupper() else meant.capitalize() if word[0].isupper() else meant
     if not fixed:
         return question, fixed
     pattern = re.compile(r"(?<![\w-])(?:" + "|".join(map(re.escape, fixed)) + r")(?![\w-])")
