@@ -29,8 +29,17 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
-CONTRACT_KEYS = ("question", "answer_markdown", "passages", "images", "precedence", "conflicts",
-                 "unfollowed_references", "unresolved_references", "trace")
+CONTRACT_KEYS = (
+    "question",
+    "answer_markdown",
+    "passages",
+    "images",
+    "precedence",
+    "conflicts",
+    "unfollowed_references",
+    "unresolved_references",
+    "trace",
+)
 
 
 class AgentState(TypedDict):
@@ -82,8 +91,9 @@ def build_parent_direct(query: CompiledStateGraph, checkpointer: Any = None) -> 
     return graph.compile(checkpointer=checkpointer, name="agent_direct")
 
 
-def build_parent_wrapped(query: CompiledStateGraph, checkpointer: Any = None,
-                         context: Any = None) -> CompiledStateGraph:
+def build_parent_wrapped(
+    query: CompiledStateGraph, checkpointer: Any = None, context: Any = None
+) -> CompiledStateGraph:
     """(b) A node function that maps the parent's keys to the query graph's input and back."""
 
     def code_lookup(state: AgentState, config: RunnableConfig) -> dict[str, Any]:
@@ -119,12 +129,15 @@ def main() -> None:
     query = build_query_graph(stores=Stores(LocalBlobs(args.store)))
     build = build_parent_direct if args.mode == "direct" else build_parent_wrapped
     parent = build(query, checkpointer=InMemorySaver())
-    state = parent.invoke({"task": args.question, "messages": []},
-                          config={"configurable": {"thread_id": "example"}, "recursion_limit": 200})
+    state = parent.invoke(
+        {"task": args.question, "messages": []},
+        config={"configurable": {"thread_id": "example"}, "recursion_limit": 200},
+    )
     answer = state["code_answer"]
     print(answer["answer_markdown"])
-    print(json.dumps({"passages": [p["key"] for p in answer["passages"]], "mode": answer["trace"].get("mode")},
-                     indent=2))
+    print(
+        json.dumps({"passages": [p["key"] for p in answer["passages"]], "mode": answer["trace"].get("mode")}, indent=2)
+    )
 
 
 if __name__ == "__main__":
