@@ -194,6 +194,7 @@ def _unread(word: str) -> tuple[str, ...]:
 
 
 TYPO_ZIPF = 1.5  # a typed word this rare in English (and printed in no section) may be a slip of the keys
+MEANT_ZIPF = 2.0  # ... for a word at least this common (and 100 times as common): "parapet" 2.7, "cladding" 2.9
 _ALPHABET = "abcdefghijklmnopqrstuvwxyz"
 _TYPED_WORD = re.compile(r"(?<![\w-])[A-Za-z]+(?![\w-])")  # a plain word, not part of a symbol or compound
 
@@ -205,13 +206,13 @@ def spelled(
     meant). A word of five letters or more that no section prints as typed (``printed``: those of some
     words that a section prints) and that is rare in English (below ``TYPO_ZIPF`` on wordfreq's Zipf
     scale) is read as the word one edit away (a letter left out, added, changed, or two swapped) that
-    the documents print and that is common in English (Zipf 3 or more, and 100 times as common):
-    "densty" -> "density", "structual" -> "structural". When the documents print the typed word's stem
-    the word meant is of that stem and printed as such ("concret" -> "concrete": its terms match by the
-    stem, but the embedder reads "concret" as another word; "girts" is not "girls"). A rare word of the
-    trade stays as typed ("rooflight", "rainscreen", "helipad" beside "helipads"), and so does a plural
-    or singular the documents print the other way ("weights"). English word frequencies are loaded (0.1 to
-    0.2 s) only for a question with a word no section prints that is one edit from one that does."""
+    the documents print and that is 100 times as common in English (and at least ``MEANT_ZIPF``):
+    "densty" -> "density", "concret" -> "concrete" (its terms match "concrete"'s by their stem, but the
+    embedder reads "concret" as another word). A word of the trade stays as typed: none that the
+    documents print is one edit from it ("rooflight", "rainscreen"; "girts" is not "girls" where no
+    section prints "girls"), or it is not rare enough ("helipad", "mullion"), and so is a plural the
+    documents print singular ("weights"). English word frequencies are loaded (0.1 to 0.2 s) only for a
+    question with a word no section prints that is one edit from one that does."""
     typed = {m.group(): m.group().lower() for m in _TYPED_WORD.finditer(question)}
     typed = {word: lower for word, lower in typed.items() if len(lower) >= READING_MIN_CHARS}
     known = printed(typed.values())
@@ -219,17 +220,12 @@ def spelled(
     for word, lower in typed.items():  # in the order asked
         if lower in known:
             continue
-        same = stem(lower) if vocab.df.get(stem(lower)) else None
-        near = [
-            w
-            for w in sorted(printed(_one_edit(lower)))
-            if (same is None or stem(w) == same) and w != f"{lower}s" and lower != f"{w}s"  # a plural is no slip
-        ]
+        near = sorted(printed(_one_edit(lower)))
         if not near:
             continue
         own = _zipf(lower)
         common, meant = max(((_zipf(w), w) for w in near), default=(0.0, ""))
-        if own < TYPO_ZIPF and common >= max(COMMON_ZIPF, own + READING_GAIN):
+        if own < TYPO_ZIPF and common >= max(MEANT_ZIPF, own + READING_GAIN):
             fixed[word] = meant.upper() if word.isupper() else meant.capitalize() if word[0].isupper() else meant
     if not fixed:
         return question, fixed
