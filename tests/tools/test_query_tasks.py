@@ -73,14 +73,15 @@ def test_slips_of_the_keys_are_put_right_against_the_words_the_codes_print() -> 
     )
     assert spelled("What density for concrete?", vocab, known) == ("What density for concrete?", {})
     assert spelled("DENSTY OF CONCRETE", vocab, known) == ("DENSITY OF CONCRETE", {"DENSTY": "DENSITY"})
-    # a word of a printed stem that English knows is no slip ("designer" beside a printed "designed")
-    # a plural printed singular is no slip (English knows it); a letter too many at the end is
+    # a letter too many at the end is a slip; a plural printed singular is none (English knows it)
     assert spelled("Imposed loads on reinforced concretee", vocab, known) == (
         "Imposed loads on reinforced concrete",
         {"concretee": "concrete"},
     )
-    words.add("designed")
-    assert spelled("Which loads must the designer take?", vocab, known) == ("Which loads must the designer take?", {})
+    # a word English knows is no slip, whatever the codes print one edit from it ("designer" beside a
+    # printed "designed", "mullion" beside a printed "million")
+    words.update(("designed", "million"))
+    assert spelled("Must the designer check a mullion?", vocab, known) == ("Must the designer check a mullion?", {})
 
 
 def test_offline_decomposition_gives_standalone_parts() -> None:
