@@ -73,7 +73,7 @@ class Terms:
     unseen: set[str] = field(default_factory=set)  # terms with a word no section prints so: not searched for
     # the words a scan misread, as the words they stand for ("alulninium": "aluminium"): a text is read
     # with them (:func:`read_as`), so a misreading of a term's word counts as the term
-    readings: dict[str, str] = field(default_factory=lambda: Readings())
+    readings: dict[str, str] = field(default_factory=lambda: Readings())  # defined below
 
     def add(self, term: str, weight: float, source: str) -> None:
         if term and weight > self.weights.get(term, 0):
@@ -216,17 +216,17 @@ def spelled(
     typed = {m.group(): m.group().lower() for m in _TYPED_WORD.finditer(question)}
     typed = {word: lower for word, lower in typed.items() if len(lower) >= READING_MIN_CHARS}
     known = printed(typed.values())
+    edits = {lower: _one_edit(lower) for lower in typed.values() if lower not in known}
+    near_printed = printed(set().union(*edits.values())) if edits else set()  # one look-up for every word
     fixed: dict[str, str] = {}
     for word, lower in typed.items():  # in the order asked
-        if lower in known:
-            continue
-        near = sorted(printed(_one_edit(lower)))
+        near = sorted(edits.get(lower, set()) & near_printed)
         if not near:
             continue
         own = _zipf(lower)
-        common, meant = max(((_zipf(w), w) for w in near), default=(0.0, ""))
+        common, meant = max((_zipf(w), w) for w in near)
         if own < TYPO_ZIPF and common >= max(MEANT_ZIPF, own + READING_GAIN):
-            fixed[word] = meant.upper() if word.isupper() else meant.capitalize() if word[0].isupper() else meant
+            fixed[word] = in_case(meant, word)
     if not fixed:
         return question, fixed
     pattern = re.compile(r"(?<![\w-])(?:" + "|".join(map(re.escape, fixed)) + r")(?![\w-])")
@@ -281,8 +281,12 @@ class Readings(dict[str, str]):
         return got
 
     def _word(self, match: re.Match[str]) -> str:
-        word, reading = match.group(0), self[match.group(0).lower()]
-        return reading.upper() if word.isupper() else reading.capitalize() if word[0].isupper() else reading
+        return in_case(self[match.group(0).lower()], match.group(0))
+
+
+def in_case(word: str, printed: str) -> str:
+    """``word`` (lower case) in the case of the word it stands for: "TIMBER", "Timber", "timber"."""
+    return word.upper() if printed.isupper() else word.capitalize() if printed[0].isupper() else word
 
 
 def read_as(text: str, readings: dict[str, str] | None) -> str:
