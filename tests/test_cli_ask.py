@@ -208,3 +208,24 @@ def test_warm_up_builds_the_embedder_once_and_leaves_a_failure_to_its_first_use(
     failing.warm_up("density").join(timeout=30)  # the background thread swallows it ...
     with pytest.raises(ValueError, match="refused"):  # ... and the first use reports it
         _ = failing.embedder
+
+
+def test_a_store_failing_while_the_question_is_spelled_is_a_clear_error_and_changes_nothing(
+    cli: Any, sample_store: SimpleNamespace, copy_store: Any, monkeypatch: Any
+) -> None:
+    """Triage reads the keyword index to put a question's slips right: a store that fails there is the
+    command's one-line error, not a traceback, and the store is as it was."""
+    from clausewise.stores import StoreError
+    from clausewise.stores.index import KeywordIndex
+
+    store = copy_store(sample_store.dir)
+    before = {p: p.read_bytes() for p in sorted(Path(store).rglob("*")) if p.is_file() and p.suffix != ".sqlite"}
+
+    def down(self: Any, words: Any) -> set[str]:
+        raise StoreError("the store at r2://bucket is unreachable")
+
+    monkeypatch.setattr(KeywordIndex, "printed", down)
+    result = cli("ask", "What exposure coeficient for a sheltered site?", "--store", store)
+    assert result.exit_code != 0 and "unreachable" in result.output and "Traceback" not in result.output
+    after = {p: p.read_bytes() for p in sorted(Path(store).rglob("*")) if p.is_file() and p.suffix != ".sqlite"}
+    assert after == before
