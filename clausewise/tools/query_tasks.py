@@ -123,6 +123,9 @@ class Vocabulary:
         return math.log((self.n + 1) / (self.df.get(term, 0) + 0.5))
 
 
+NEGATED_WEIGHT = 0.8  # a negated word's positive ("reinforced" for "unreinforced"), as a kv equivalent counts
+
+
 def question_terms(question: str, vocab: Vocabulary, kv: dict[str, Any]) -> Terms:
     """Content stems and adjacent-word phrases of the question, plus kv equivalents (synonyms, symbols)."""
     terms = Terms()
@@ -133,6 +136,10 @@ def question_terms(question: str, vocab: Vocabulary, kv: dict[str, Any]) -> Term
     content = [w for w in dict.fromkeys(words + parts) if w.lower() not in STOPWORDS and len(w) > 1 and not w.isdigit()]
     for w in content:
         terms.add(stem(w), vocab.idf(stem(w)), "question")
+        # A code states a rule in the positive ("masonry must be designed as reinforced unless ...",
+        # "erected and clad") where the question asks in the negative ("unreinforced", "unclad").
+        if w[:2].lower() == "un" and len(w) >= 6 and w[2:].lower() not in STOPWORDS and vocab.df.get(stem(w[2:])):
+            terms.add(stem(w[2:]), NEGATED_WEIGHT * vocab.idf(stem(w[2:])), f"negated:{w}")
     for sequence in (words, parts) if len(parts) > len(words) else (words,):
         lowered = [w.lower() for w in sequence]
         for i in range(len(lowered) - 1):

@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+import pytest
+
 from clausewise.tools.query_tasks import OfflineQueryTasks, Vocabulary, search_prefixes, spelled, stem, units
 
 
@@ -342,6 +344,26 @@ def test_a_hyphenated_word_counts_whole_and_by_its_parts() -> None:
     assert "shade-air-temperatur" in terms.unseen  # the whole, which no section prints, matches nothing
     terms = question_terms("It is going to stand for 10 years", vocab, {})
     assert "go" not in terms.weights  # "going to" says when, not what
+
+
+def test_a_negated_word_also_searches_its_positive_as_the_code_states_it() -> None:
+    """Asked "can the walls be unreinforced", printed "masonry must be designed as reinforced unless
+    ...": the positive is a term too, weighted as an equivalent, and the extractor keeps that sentence.
+    Only a printed positive of a real word counts: "uniform" is no negation of "iform", "unless" none of
+    "less"."""
+    from clausewise.tools.query_tasks import NEGATED_WEIGHT, OfflineQueryTasks, Vocabulary, question_terms
+
+    printed = {"reinforced": 20, "design": 150, "masonry": 30, "wall": 40, "uniform": 10, "less": 10, "form": 10}
+    vocab = Vocabulary([{"sections": 200, "df": {stem(w): n for w, n in printed.items()}}])
+    terms = question_terms("Can I design the walls unreinforced, unless uniformly loaded?", vocab, {})
+    assert terms.weights["reinforc"] == pytest.approx(NEGATED_WEIGHT * vocab.idf("reinforc"))
+    assert terms.source["reinforc"] == "negated:unreinforced"
+    assert not {"less", "iform", "form"} & set(terms.weights)
+    rule = "2101.2.1 - Allowable Stress Design\nMasonry must be designed as reinforced if the element is not isolated."
+    section = {"key": "X_2101.2.1", "kind": "clause", "text": rule}
+    assert OfflineQueryTasks().relevance("", terms, [section], {})
+    without = question_terms("Can I design the walls, unless uniformly loaded?", vocab, {})
+    assert not OfflineQueryTasks().relevance("", without, [section], {})  # "design" alone is too common
 
 
 def test_a_word_a_scan_misread_is_read_as_the_word_it_stands_for() -> None:
