@@ -13,6 +13,7 @@ when it is read, so readers (follow-refs, ``clausewise show``, ``GET /sections/{
 from __future__ import annotations
 
 import re
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -235,8 +236,45 @@ def _among_values(text: str, start: int, end: int) -> bool:
     return bool(_VALUE_BEFORE.search(text[max(line_start, start - 12) : start]) or _VALUE_AFTER.match(text, end))
 
 
-def spot_references(doc: DocId, section: Section, known: set[str]) -> list[dict[str, Any]]:
-    """Every reference in a section: objects, clauses, annexes, other documents, neighbours."""
+# A number a scan printed with letters for digits: "(see A.S)" for A.8, "Figure 7.B", "defined in
+# E.1.S.2.4", "expression (C.l)". Read only where one digit reading names a section of the document (or
+# one of several is named by a word of its title just before: 'a "key element" (see A.S)' is A.8, Key
+# elements, not A.5, Horizontal ties); otherwise the rules below read what they can of it, as before.
+_GARBLED_REF = re.compile(
+    r"(?:(?P<kind>(?i:tables?|figures?|expressions?|equations?))\s?\(?\s?|(?P<cue>\b(?:see|in)\s))"
+    r"(?P<num>(?:[A-H]|[1-9]\d?)(?:\.[\dIlOSB]{1,2}){1,4})(?![\w.]*\d)(?!\w)"
+)
+_GARBLED_DIGITS = {"I": "1", "l": "1", "O": "0", "S": "58", "B": "8"}
+GARBLED_TITLE_REACH = 200  # characters before the reference where a word of the meant section's title counts
+_TITLE_WORD = re.compile(r"[a-z]{3,}")
+_TITLE_STOPWORDS = frozenset(("the", "and", "for", "with", "from", "general", "other", "more"))
+
+
+def _garbled_target(doc: DocId, kind: str | None, number: str, known: Collection[str], before: str) -> str | None:
+    """The section a garbled number names (see ``_GARBLED_REF``), or None when no reading, or more than one
+    that no title word before it tells apart, names one."""
+    head, _, rest = number.partition(".")
+    if not re.search(r"[IlOSB]", rest):
+        return None
+    readings = [head + "."]
+    for ch in rest:
+        readings = [r + d for r in readings for d in _GARBLED_DIGITS.get(ch, ch)]
+    prefix = f"{_kind_code(kind)}_" if kind else ""
+    found = [key for key in dict.fromkeys(object_key(doc, prefix + r) for r in readings) if key in known]
+    if len(found) > 1 and isinstance(known, Mapping):
+        words = {w.rstrip("s") for w in _TITLE_WORD.findall(before.lower())}
+        found = [
+            key
+            for key in found
+            if ({w.rstrip("s") for w in _TITLE_WORD.findall(str(known[key] or "").lower())} - _TITLE_STOPWORDS) & words
+        ]
+    return found[0] if len(found) == 1 else None
+
+
+def spot_references(doc: DocId, section: Section, known: Collection[str]) -> list[dict[str, Any]]:
+    """Every reference in a section: objects, clauses, annexes, other documents, neighbours. ``known``: the
+    document's section keys; a mapping of each key to its title also lets a garbled number that two
+    sections could be read as find the one its sentence names (:func:`_garbled_target`)."""
     text: str = section["text"]
     refs: list[dict[str, Any]] = []
     taken: list[tuple[int, int]] = []
@@ -295,6 +333,14 @@ def spot_references(doc: DocId, section: Section, known: set[str]) -> list[dict[
             add(text[span[0] : end], (span[0], end), found.key, "document", found)
         else:
             add(text[span[0] : end], (span[0], end), object_key(found, best[1]), best[0], found)
+    for m in _GARBLED_REF.finditer(text):
+        before = text[max(0, m.start() - GARBLED_TITLE_REACH) : m.start()]
+        target = _garbled_target(doc, m.group("kind"), m.group("num"), known, before)
+        if target is not None:
+            kind = _kind_code(m.group("kind")) if m.group("kind") else "clause"
+            start = m.start("num") if m.group("cue") else m.start()
+            end = m.end() + (text[m.end() : m.end() + 1] == ")" and "(" in m.group(0))  # "expression (C.l)"
+            add(text[start:end], (start, end), target, kind)
     wide_kinds = {split_key(k)[2].split("_")[0] for k in known if re.search(r"\d-\d|[A-Z]-\d|\)$", split_key(k)[2])}
     # a document whose sections are numbered paragraphs ("126"): "see paragraph 46" names one, and
     # "paragraphs 580-597" the first of a run

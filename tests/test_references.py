@@ -259,6 +259,34 @@ def test_an_annex_clause_whose_dot_a_scan_lost_is_referred_to() -> None:
     assert [(r["raw"], r["target"]) for r in refs] == [("B4(2)", f"{DOC}_B.4"), ("B3 (1)P", f"{DOC}_B.3")]
 
 
+def test_a_number_a_scan_printed_with_letters_for_digits_is_read_where_one_reading_is_a_section() -> None:
+    """'"key element" (see A.S)', "Figure 7.B", "defined in E.1.S.2.4", "expression (C.l)": a scan read
+    8, 5 or 1 as a letter. Read where one digit reading names a section; where two do (A.5 and A.8 for
+    "A.S"), the one whose title a word before it names; with no such word, or keys without titles, not
+    at all (the rules before read what they can). A number whose letter is a real part stays as it was."""
+    titles = {
+        f"{DOC}_A.5": "Horizontal ties",
+        f"{DOC}_A.8": "Key elements",
+        f"{DOC}_figure_7.8": "Pressure coefficients",
+        f"{DOC}_E.1.5.2.4": "Mode shape",
+        f"{DOC}_expression_C.1": "Expression (C.1)",
+        f"{DOC}_table_7.4a": "Duopitch roofs",
+    }
+    doc = DocId("CEN", "EN1991-9-9")
+
+    def read(text: str, known: Any = titles) -> list[tuple[str, str | None]]:
+        return [(r["raw"], r["target"]) for r in spot_references(doc, _section(text), known)]
+
+    assert read('should be designed as a "key element" (see A.S).') == [("A.S", f"{DOC}_A.8")]
+    assert read("with effective horizontal ties (see A.S).") == [("A.S", f"{DOC}_A.5")]
+    assert read("Reference is made in A.S.") == []  # A.5 or A.8: no word tells
+    assert read('as a "key element" (see A.S).', set(titles)) == []  # no titles to tell them apart
+    assert read("the zones are given in Figure 7.B.") == [("Figure 7.B", f"{DOC}_figure_7.8")]
+    assert read("m is defined in E.1.S.2.4 (1)") == [("E.1.S.2.4", f"{DOC}_E.1.5.2.4")]
+    assert read("determined using expression (C.l):") == [("expression (C.l)", f"{DOC}_expression_C.1")]
+    assert read("given in Table 7.4a") == [("Table 7.4a", f"{DOC}_table_7.4a")]
+
+
 def test_an_annex_to_another_document_is_that_documents() -> None:
     """ "Annex A2 to EN 1990" is EN 1990's annex, not this document's Annex A2 (which it has, on another
     subject); "Annex A 1 of this standard" stays this document's."""

@@ -8,6 +8,7 @@ Every result names the section it came from, so it can be checked against the so
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from typing import Any, Protocol
 
 from clausewise.keys import DocId, clean_number, find_designations, object_key
@@ -28,7 +29,7 @@ class IngestTasks(Protocol):
     def usage(self) -> Usage:
         """Model calls, tokens and degraded tasks so far (all zero offline)."""
 
-    def spot_references(self, doc: DocId, section: Section, known: set[str]) -> list[dict[str, Any]]: ...
+    def spot_references(self, doc: DocId, section: Section, known: Collection[str]) -> list[dict[str, Any]]: ...
 
     def find_precedence(self, doc: DocId, section: Section, known: set[str]) -> list[dict[str, Any]]: ...
 
@@ -170,7 +171,7 @@ class OfflineTasks:
     def usage(self) -> Usage:
         return offline_usage()
 
-    def spot_references(self, doc: DocId, section: Section, known: set[str]) -> list[dict[str, Any]]:
+    def spot_references(self, doc: DocId, section: Section, known: Collection[str]) -> list[dict[str, Any]]:
         return spot_references(doc, section, known)
 
     def find_precedence(self, doc: DocId, section: Section, known: set[str]) -> list[dict[str, Any]]:

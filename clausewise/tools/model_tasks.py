@@ -14,7 +14,7 @@ import base64
 import functools
 import re
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from typing import Any, Literal, TypeVar
 
 from langchain_core.language_models import BaseChatModel
@@ -515,14 +515,14 @@ class ModelIngestTasks(_ModelTasks):
         super().__init__(chat_model, **options)
         self.fallback: IngestTasks = fallback or OfflineTasks()
 
-    def spot_references(self, doc: DocId, section: Section, known: set[str]) -> list[dict[str, Any]]:
+    def spot_references(self, doc: DocId, section: Section, known: Collection[str]) -> list[dict[str, Any]]:
         return self.guarded(
             "references",
             lambda: self._references(doc, section, known),
             lambda: self.fallback.spot_references(doc, section, known),
         )
 
-    def _references(self, doc: DocId, section: Section, known: set[str]) -> list[dict[str, Any]]:
+    def _references(self, doc: DocId, section: Section, known: Collection[str]) -> list[dict[str, Any]]:
         """Each string the model lists is kept where it occurs in the text, and resolved there by the same
         rules as offline. The rules read a few characters around it ("see 4.1" is a reference, "4.1 kN/m2" is
         not); longer strings go first, so "4.1" inside "Table 4.1" is not a second reference."""

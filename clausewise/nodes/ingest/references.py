@@ -16,7 +16,7 @@ from clausewise.tools.parallel import map_ordered
 def references(state: IngestState, runtime: Runtime[IngestContext]) -> dict[str, Any]:
     tasks = system_of(runtime).ingest_tasks
     sections = state["sections"]
-    known = set(sections)
+    known = {key: section.get("title") or "" for key, section in sections.items()}  # titles: see spot_references
     doc = doc_id_of(state["doc"])
     out = {}
     found = map_ordered(
