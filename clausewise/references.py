@@ -237,12 +237,13 @@ def _among_values(text: str, start: int, end: int) -> bool:
 
 
 # A number a scan printed with letters for digits: "(see A.S)" for A.8, "Figure 7.B", "defined in
-# E.1.S.2.4", "expression (C.l)". Read only where one digit reading names a section of the document (or
-# one of several is named by a word of its title just before: 'a "key element" (see A.S)' is A.8, Key
-# elements, not A.5, Horizontal ties); otherwise the rules below read what they can of it, as before.
+# E.1.S.2.4", "expression (C.l)"; or, after an object's name, with a comma for a dot ("Figure 7,28").
+# Read only where one digit reading names a section of the document (or one of several is named by a
+# word of its title just before: 'a "key element" (see A.S)' is A.8, Key elements, not A.5, Horizontal
+# ties); otherwise the rules below read what they can of it, as before.
 _GARBLED_REF = re.compile(
     r"(?:(?P<kind>(?i:tables?|figures?|expressions?|equations?))\s?\(?\s?|(?P<cue>\b(?:see|in)\s))"
-    r"(?P<num>(?:[A-H]|[1-9]\d?)(?:\.[\dIlOSB]{1,2}){1,4})(?![\w.]*\d)(?!\w)"
+    r"(?P<num>(?:[A-H]|[1-9]\d?)(?:[.,][\dIlOSB]{1,2}){1,4})(?![\w.]*\d)(?!\w)"
 )
 _GARBLED_DIGITS = {"I": "1", "l": "1", "O": "0", "S": "58", "B": "8"}
 GARBLED_TITLE_REACH = 200  # characters before the reference where a word of the meant section's title counts
@@ -253,9 +254,12 @@ _TITLE_STOPWORDS = frozenset(("the", "and", "for", "with", "from", "general", "o
 def _garbled_target(doc: DocId, kind: str | None, number: str, known: Collection[str], before: str) -> str | None:
     """The section a garbled number names (see ``_GARBLED_REF``), or None when no reading, or more than one
     that no title word before it tells apart, names one."""
-    head, _, rest = number.partition(".")
-    if not re.search(r"[IlOSB]", rest):
+    if "," in number and not kind:
+        return None  # "in 2,5": a value
+    head, rest = re.split(r"[.,]", number, maxsplit=1)
+    if not re.search(r"[IlOSB]", rest) and "," not in number:
         return None
+    rest = rest.replace(",", ".")
     readings = [head + "."]
     for ch in rest:
         readings = [r + d for r in readings for d in _GARBLED_DIGITS.get(ch, ch)]

@@ -285,6 +285,11 @@ def test_a_number_a_scan_printed_with_letters_for_digits_is_read_where_one_readi
     assert read("m is defined in E.1.S.2.4 (1)") == [("E.1.S.2.4", f"{DOC}_E.1.5.2.4")]
     assert read("determined using expression (C.l):") == [("expression (C.l)", f"{DOC}_expression_C.1")]
     assert read("given in Table 7.4a") == [("Table 7.4a", f"{DOC}_table_7.4a")]
+    assert read("NOTE 1 Figure 7,28 may also be used", {**titles, f"{DOC}_figure_7.28": ""}) == [
+        ("Figure 7,28", f"{DOC}_figure_7.28")
+    ]
+    assert read("given in 7,28 m", {**titles, f"{DOC}_7.28": ""}) == []  # a value, not clause 7.28
+    assert read("see 10.S", {**titles, f"{DOC}_10.5": ""}) == [("10.S", f"{DOC}_10.5")]
 
 
 def test_an_annex_to_another_document_is_that_documents() -> None:
