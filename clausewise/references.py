@@ -242,7 +242,7 @@ def _among_values(text: str, start: int, end: int) -> bool:
 # word of its title just before: 'a "key element" (see A.S)' is A.8, Key elements, not A.5, Horizontal
 # ties); otherwise the rules below read what they can of it, as before.
 _GARBLED_REF = re.compile(
-    r"(?:(?P<kind>(?i:tables?|figures?|expressions?|equations?))\s?\(?\s?|(?P<cue>\b(?:see|in)\s))"
+    r"(?:(?P<kind>(?i:tables?|figures?|expressions?|equations?))\s?\(?\s?|(?P<cue>\b(?i:see|in)\s))"
     r"(?P<num>(?:[A-H]|[1-9]\d?)(?:[.,][\dIlOSB]{1,2}){1,4})(?![\w.]*\d)(?!\w)"
 )
 _GARBLED_DIGITS = {"I": "1", "l": "1", "O": "0", "S": "58", "B": "8"}

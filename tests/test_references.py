@@ -279,6 +279,7 @@ def test_a_number_a_scan_printed_with_letters_for_digits_is_read_where_one_readi
 
     assert read('should be designed as a "key element" (see A.S).') == [("A.S", f"{DOC}_A.8")]
     assert read("with effective horizontal ties (see A.S).") == [("A.S", f"{DOC}_A.5")]
+    assert read("Horizontal ties are required. See A.S.") == [("A.S", f"{DOC}_A.5")]  # "See" opening a sentence
     assert read("Reference is made in A.S.") == []  # A.5 or A.8: no word tells
     assert read('as a "key element" (see A.S).', set(titles)) == []  # no titles to tell them apart
     assert read("the zones are given in Figure 7.B.") == [("Figure 7.B", f"{DOC}_figure_7.8")]
