@@ -169,7 +169,7 @@ def _merge_row(row: list[dict[str, Any]]) -> dict[str, Any]:
         b["bbox"][0] - a["bbox"][2] >= max(CELL_GAP, 1.5 * a.get("size", 0.0))
         for a, b in zip(row, row[1:], strict=False)
     )
-    if cells >= 3:  # pieces set wide apart across the line: a table's row (its column heads), not a heading
+    if cells >= 2:  # pieces set wide apart on the line: a table's row (3 or more), a flowchart's "Yes    Yes"
         merged["cells"] = cells
     return merged
 

@@ -117,7 +117,7 @@ class Line:
     size: float = 0.0
     bold: bool = False
     lead: str = ""
-    cells: int = 1  # pieces set wide apart on its baseline: three or more make a table's row
+    cells: int = 1  # pieces set wide apart on its baseline: three or more make a table's row, two no title
 
 
 def _unmarked(line: Line) -> Line:
@@ -647,7 +647,9 @@ class _Parser:
                 and nxt is not None
                 and nxt.page == line.page
                 and not parse_caption(text)
-                and line.cells < 3  # a table's column heads ("MATERIAL  VIEWING POSITION  REFERENCE")
+                # pieces set wide apart on one baseline: a table's column heads ("MATERIAL  VIEWING POSITION
+                # REFERENCE"), the answers on a flowchart's arrows ("Yes    Yes"), not a title
+                and line.cells < 2
                 and not self._in_drawing(line)
             )
             if (

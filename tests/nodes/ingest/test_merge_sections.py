@@ -879,8 +879,9 @@ def test_numbered_paragraphs_of_a_guidance_document_are_its_sections(tmp_path: A
 def test_a_tables_column_heads_set_in_bold_across_the_line_do_not_open_a_section(tmp_path: Any) -> None:
     """A guide without numbered clauses sets its headings in bold, and the column heads of a table
     without a caption too ("MATERIAL  VIEWING POSITION  REFERENCE", three pieces set wide apart on one
-    baseline): those are the table's first row, in the section the table is printed in; a bold line
-    of one piece is still a heading."""
+    baseline): those are the table's first row, in the section the table is printed in; so are a
+    flowchart's answers on its arrows ("Yes    Yes", two pieces); a bold line of one piece is still a
+    heading."""
     import pymupdf
 
     from clausewise.nodes.ingest.extract_page import read_page
@@ -906,6 +907,11 @@ def test_a_tables_column_heads_set_in_bold_across_the_line_do_not_open_a_section
                     page.insert_text((x, y), cell, fontsize=10)
             y += 30
             page.insert_text((57, y), "Sentence after the table ends the section here.", fontsize=10)
+        else:  # the answers on a flowchart's arrows, bold and set wide apart: "Yes    Yes"
+            y += 20
+            for x in (120, 300):
+                page.insert_text((x, y), "Yes", fontsize=10, fontname="hebo")
+            page.insert_text((57, y + 20), "Inspect the surface again under critical light.", fontsize=10)
     path = tmp_path / "guide.pdf"
     doc.save(path)
     with pymupdf.open(path) as pdf:
@@ -915,7 +921,9 @@ def test_a_tables_column_heads_set_in_bold_across_the_line_do_not_open_a_section
     sections = build_sections(DocId("ACME", "G1"), "Guide", pages)
     titles = [s["title"] for s in sections.values()]
     assert "Inspecting surfaces" in titles and "Critical lighting" in titles
-    assert not any("MATERIAL" in t for t in titles)
+    assert not any("MATERIAL" in t or "Yes" in t for t in titles)
+    lighting = next(s for s in sections.values() if s["title"] == "Critical lighting")
+    assert "Yes Yes" in lighting["text"] and "Inspect the surface again" in lighting["text"]
     surfaces = next(s for s in sections.values() if s["title"] == "Inspecting surfaces")
     assert "MATERIAL VIEWING POSITION REFERENCE" in surfaces["text"] and "Tiled surfaces" in surfaces["text"]
     assert "Sentence after the table" in surfaces["text"]
