@@ -482,13 +482,21 @@ def evaluate(
     baseline: Annotated[str | None, typer.Option("--baseline", help="'naive': plain top-10 vector retrieval.")] = None,
     out_dir: Annotated[Path | None, typer.Option("--out", help="Save each answer as <id>.json here.")] = None,
     as_json: JsonOpt = False,
+    ingested_only: Annotated[
+        bool,
+        typer.Option(
+            "--ingested-only",
+            help="Only the questions whose documents this store holds; the others are named as left out "
+            "(a set over two stores, run on each).",
+        ),
+    ] = False,
 ) -> None:
     """Recall of essential evidence, all evidence, must-values, passages and latency (side by side)."""
     import sqlite3
 
     from langgraph.checkpoint.sqlite import SqliteSaver
 
-    from clausewise.evaluation import load_questions, naive_answer_fn, print_report, run_eval
+    from clausewise.evaluation import held_by, load_questions, naive_answer_fn, print_report, run_eval
     from clausewise.graph.query import build_query_graph
 
     if baseline not in (None, "naive"):
@@ -501,6 +509,15 @@ def evaluate(
     system = _system(store)
     if not system.stores.visible_documents():
         _fail(f"no documents are ingested in {system.stores.blobs.describe()}; run `clausewise ingest` first")
+    if ingested_only:
+        questions, left = held_by(questions, system.stores.visible_documents())
+        if left:
+            console.print(
+                f"{len(left)} of {len(questions) + len(left)} questions left out, their documents not in this store: "
+                + ", ".join(q["id"] for q in left)
+            )
+        if not questions:
+            _fail(f"no question of {questions_file} is on documents this store holds")
     graph = build_query_graph(system, checkpointer=SqliteSaver(sqlite3.connect(":memory:", check_same_thread=False)))
 
     def answer(question: str) -> dict[str, Any]:

@@ -75,6 +75,30 @@ def test_cli_eval_reports_system_and_baseline(
     assert report["naive"] is not None and report["system"]["value_hit_rate"] == 1.0
 
 
+def test_cli_eval_ingested_only_runs_the_questions_the_store_holds_and_names_the_others(
+    cli: Any, sample_store: SimpleNamespace, copy_store: Any, tmp_path: Path
+) -> None:
+    """`--ingested-only`: a question on a document the store lacks is left out and named; none left to
+    run is a one-line error; without the flag every question runs."""
+    item = {"doc": "EN 1991-9-9", "page": 6, "ref": "Table 5.1", "must_contain": "sheltered", "essential": True}
+    held = {"id": "s1", "question": "Which exposure coefficient for a sheltered site?", "evidence": [item]}
+    other = {"id": "h1", "question": "How often is a scaffold inspected?", "documents": ["HSG150"]}
+    other["evidence"] = [{"doc": "HSG150", "page": 30, "must_contain": "inspected", "essential": True}]
+    questions = tmp_path / "q.jsonl"
+    questions.write_text(json.dumps(held) + "\n" + json.dumps(other) + "\n")
+    store = copy_store(sample_store.dir)
+    result = cli("eval", questions, "--store", store, "--ingested-only", "--json")
+    assert result.exit_code == 0, result.output
+    assert "1 of 2 questions left out" in result.stderr and "h1" in result.stderr
+    assert [row["id"] for row in json.loads(result.stdout)["rows"]["system"]] == ["s1"]
+    only_other = tmp_path / "o.jsonl"
+    only_other.write_text(json.dumps(other) + "\n")
+    result = cli("eval", only_other, "--store", store, "--ingested-only")
+    assert result.exit_code != 0 and "no question of" in result.output and "Traceback" not in result.output
+    result = cli("eval", questions, "--store", store, "--json")
+    assert [row["id"] for row in json.loads(result.stdout)["rows"]["system"]] == ["s1", "h1"]
+
+
 def test_a_table_too_wide_for_the_terminal_is_printed_a_row_a_line_with_nothing_cut() -> None:
     """rich cuts the words of a table wider than the terminal ("Surf…", "Bo…"): a scan's table of many
     columns in 80 columns lost its heads. Such a table is printed a row a line, cells between "|"; one

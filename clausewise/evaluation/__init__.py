@@ -13,7 +13,7 @@ Importing this package loads neither the graph nor a model.
 from __future__ import annotations
 
 from clausewise.evaluation.baseline import naive_answer, naive_answer_fn
-from clausewise.evaluation.questions import load_questions
+from clausewise.evaluation.questions import held_by, load_questions
 from clausewise.evaluation.report import format_report, metrics_table, print_report, questions_table, recall_ratio
 from clausewise.evaluation.scoring import (
     AnswerFn,
@@ -34,6 +34,7 @@ __all__ = [
     "AnswerFn",
     "document_code",
     "format_report",
+    "held_by",
     "load_questions",
     "metrics_table",
     "naive_answer",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -54,3 +55,19 @@ def load_questions(path: str | Path) -> list[dict[str, Any]]:
             seen.add(qid)
             questions.append(q)
     return questions
+
+
+def held_by(
+    questions: list[dict[str, Any]], documents: Iterable[str]
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The questions each of whose documents (its ``documents``, else its evidence's) is among ``documents``
+    (store keys such as "CEN_EN1991-1-1", or designations), compared as :func:`document_code` reads them;
+    and the others. A set over two stores is run on each store with the questions it holds."""
+    from clausewise.evaluation.scoring import document_code
+
+    held = {document_code(d.split("_", 1)[1] if "_" in d else d) for d in documents}
+    kept, left = [], []
+    for q in questions:
+        wanted = q.get("documents") or sorted({e["doc"] for e in q.get("evidence", [])})
+        (kept if wanted and all(document_code(d) in held for d in wanted) else left).append(q)
+    return kept, left

@@ -64,3 +64,25 @@ def test_a_bad_line_is_named_with_its_file_and_line(tmp_path: Path, line: str, m
         load_questions(path)
     assert str(info.value).startswith(f"{path}, line 3: ")
     assert message in str(info.value)
+
+
+def test_held_by_keeps_the_questions_whose_documents_a_store_holds() -> None:
+    """A set over two stores runs on each with the questions it holds: a question's documents (or, without
+    them, its evidence's) compared with the store's keys as designations ("EN 1991-1-1" is
+    CEN_EN1991-1-1; "HSG150" is HSE_HSG150); a question on two documents needs both."""
+    from clausewise.evaluation import held_by
+
+    def q(qid: str, *docs: str, listed: bool = True) -> dict:
+        evidence = [{"doc": d, "page": 1, "must_contain": "x"} for d in docs]
+        return {"id": qid, "question": "?", "evidence": evidence} | ({"documents": list(docs)} if listed else {})
+
+    questions = [
+        q("en", "EN 1991-1-1"),
+        q("pub", "HSG150"),
+        q("both", "EN 1991-1-1", "HSG150"),
+        q("bare", "EN 1991-1-3", listed=False),
+    ]
+    kept, left = held_by(questions, ["CEN_EN1991-1-1", "CEN_EN1991-1-3"])
+    assert [x["id"] for x in kept] == ["en", "bare"] and [x["id"] for x in left] == ["pub", "both"]
+    kept, left = held_by(questions, ["HSE_HSG150"])
+    assert [x["id"] for x in kept] == ["pub"]
