@@ -8,6 +8,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from clausewise.evaluation.scoring import document_code
+
 _SAFE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 
 
@@ -63,8 +65,6 @@ def held_by(
     """The questions each of whose documents (its ``documents``, else its evidence's) is among ``documents``
     (store keys such as "CEN_EN1991-1-1", or designations), compared as :func:`document_code` reads them;
     and the others. A set over two stores is run on each store with the questions it holds."""
-    from clausewise.evaluation.scoring import document_code
-
     held = {document_code(d.split("_", 1)[1] if "_" in d else d) for d in documents}
     kept, left = [], []
     for q in questions:
