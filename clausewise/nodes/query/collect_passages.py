@@ -209,9 +209,21 @@ def glossary(passage: dict[str, Any]) -> bool:
     it matches many of a question's terms and runs to pages, but it is where a symbol or a standard is
     looked up."""
     words = _title_words(passage)
-    if 0 < len(words) <= 3 and words[-1] in _REFERENCE_LIST_WORDS:  # "Normative references": a list of standards
+    if _reference_list(words):
         return True
     return 0 < len(words) <= 4 and any(_glossary_word(word) for word in words)
+
+
+def _reference_list(words: list[str]) -> bool:
+    """A title that names a list of publications: "Normative references", "Bibliography", "References
+    for Appendix G"."""
+    return 0 < len(words) <= 4 and (words[-1] in _REFERENCE_LIST_WORDS or words[0] in _REFERENCE_LIST_WORDS)
+
+
+def _under_reference_list(read: Reader, key: str) -> bool:
+    """A part of a list of publications ("Government", "Non-Government" under "References for Appendix G")."""
+    parent = read.section((read.section(key) or {}).get("parent") or "")
+    return parent is not None and _reference_list(_title_words(parent))
 
 
 def change_record(passage: dict[str, Any]) -> bool:
@@ -285,7 +297,7 @@ def rank(
             s -= CONTENTS_PENALTY
         else:
             s -= FRONT_PENALTY if p["kind"] == "front" else 0.0
-            s -= GLOSSARY_PENALTY if glossary(p) else 0.0
+            s -= GLOSSARY_PENALTY if glossary(p) or _under_reference_list(read, p["key"]) else 0.0
         if p["kind"] not in OBJECT_KINDS and bare(p["text"]):
             s -= HEADING_PENALTY
         if _informative(read, p["key"]):

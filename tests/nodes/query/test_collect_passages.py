@@ -69,8 +69,11 @@ SECTIONS = {
     k("6.2"): "6.2 Overhang\n(1) The overhanging snow is shown in Figure 6.2.",
     k("figure_6.2"): "Figure 6.2 Snow overhanging the edge of a roof",
     k("1.6"): "1.6 Synlbols\n(1) The following symbols apply.\nqk characteristic value of the load\nA area of the roof",
+    k("G-7"): "G-7 REFERENCES FOR APPENDIX G",
+    k("G-7.2"): "G-7.2 Non-Government\nACI 440.11, Building code requirements for concrete reinforced with GFRP bars.",
 }
 PARENT_TITLES = {k("1.5.1"): "Terms and definitions"}
+TITLES = {k("G-7"): "REFERENCES FOR APPENDIX G", k("G-7.2"): "Non-Government"}  # as the store holds them
 KINDS = {
     k("figure_6.2"): "figure",
     k("table_6.1"): "table",
@@ -113,7 +116,13 @@ def deps_with(
             kind = KINDS.get(key, "clause")
             if key not in SECTIONS:
                 return None
-            return {"text": SECTIONS[key], "parent": parent(key), "kind": kind, "parent_title": PARENT_TITLES.get(key)}
+            return {
+                "text": SECTIONS[key],
+                "parent": parent(key),
+                "kind": kind,
+                "title": TITLES.get(key),
+                "parent_title": PARENT_TITLES.get(key),
+            }
         raise KeyError(key)
 
     def doc_table(doc: str, table: str) -> dict[str, Any]:
@@ -355,6 +364,15 @@ def test_a_list_of_symbols_comes_after_the_clauses_that_use_them() -> None:
     assert not glossary({"title": "F10 notification requirements"}) and not glossary({"title": "Nominal values"})
     assert glossary({"title": "Normative references"}) and glossary({"title": "Bibliography"})
     assert not glossary({"title": "References to other parts of EN 1991"})
+
+
+def test_a_part_of_a_list_of_publications_comes_after_the_clauses() -> None:
+    """ "Non-Government" under "REFERENCES FOR APPENDIX G" is a list of publications like its heading
+    (which names it, first word or last): a clause a little less similar comes first; both stay."""
+    assert glossary({"title": "REFERENCES FOR APPENDIX G"}) and not glossary({"title": "Non-Government"})
+    similarity = {k("G-7.2"): 0.8, k("7.1"): 0.6}
+    ranked = rank(deps_with(), {"search_question": "q"}, [passage(key) for key in similarity], [similarity])  # type: ignore[arg-type]
+    assert [p["key"] for p in ranked] == [k("7.1"), k("G-7.2")]
 
 
 def test_a_record_of_the_documents_revisions_goes_with_the_contents_pages() -> None:
