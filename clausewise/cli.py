@@ -507,10 +507,11 @@ def evaluate(
         _fail(str(exc))
         return
     system = _system(store)
-    if not system.stores.visible_documents():
+    documents = system.stores.visible_documents()
+    if not documents:
         _fail(f"no documents are ingested in {system.stores.blobs.describe()}; run `clausewise ingest` first")
     if ingested_only:
-        questions, left = held_by(questions, system.stores.visible_documents())
+        questions, left = held_by(questions, documents)
         if left:
             console.print(
                 f"{len(left)} of {len(questions) + len(left)} questions left out, their documents not in this store: "

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from clausewise.evaluation.scoring import document_code
+from clausewise.keys import split_key
 
 _SAFE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 
@@ -63,9 +64,9 @@ def held_by(
     questions: list[dict[str, Any]], documents: Iterable[str]
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """The questions each of whose documents (its ``documents``, else its evidence's) is among ``documents``
-    (store keys such as "CEN_EN1991-1-1", or designations), compared as :func:`document_code` reads them;
-    and the others. A set over two stores is run on each store with the questions it holds."""
-    held = {document_code(d.split("_", 1)[1] if "_" in d else d) for d in documents}
+    (store keys such as "CEN_EN1991-1-1"), compared as :func:`document_code` reads them; and the others.
+    A set over two stores is run on each store with the questions it holds."""
+    held = {document_code(split_key(key)[1]) for key in documents}
     kept, left = [], []
     for q in questions:
         wanted = q.get("documents") or sorted({e["doc"] for e in q.get("evidence", [])})

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import os
 import re
+import string
 import threading
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
@@ -138,8 +139,9 @@ def question_terms(question: str, vocab: Vocabulary, kv: dict[str, Any]) -> Term
         terms.add(stem(w), vocab.idf(stem(w)), "question")
         # A code states a rule in the positive ("masonry must be designed as reinforced unless ...",
         # "erected and clad") where the question asks in the negative ("unreinforced", "unclad").
-        if w[:2].lower() == "un" and len(w) >= 6 and w[2:].lower() not in STOPWORDS and vocab.df.get(stem(w[2:])):
-            terms.add(stem(w[2:]), NEGATED_WEIGHT * vocab.idf(stem(w[2:])), f"negated:{w}")
+        positive = stem(w[2:]) if w[:2].lower() == "un" and len(w) >= 6 and w[2:].lower() not in STOPWORDS else ""
+        if positive and vocab.df.get(positive):
+            terms.add(positive, NEGATED_WEIGHT * vocab.idf(positive), f"negated:{w}")
     for sequence in (words, parts) if len(parts) > len(words) else (words,):
         lowered = [w.lower() for w in sequence]
         for i in range(len(lowered) - 1):
@@ -202,7 +204,6 @@ def _unread(word: str) -> tuple[str, ...]:
 
 TYPO_ZIPF = 1.5  # a typed word this rare in English (and printed in no section) may be a slip of the keys
 MEANT_ZIPF = 2.0  # ... for a word at least this common (and 100 times as common): "parapet" 2.7, "cladding" 2.9
-_ALPHABET = "abcdefghijklmnopqrstuvwxyz"
 _TYPED_WORD = re.compile(r"(?<![\w-])[A-Za-z]+(?![\w-])")  # a plain word, not part of a symbol or compound
 
 
@@ -255,8 +256,8 @@ def _one_edit(word: str) -> set[str]:
     return (
         {a + b[1:] for a, b in splits if b}
         | {a + b[1] + b[0] + b[2:] for a, b in splits if len(b) > 1}
-        | {a + c + b[1:] for a, b in splits if b for c in _ALPHABET}
-        | {a + c + b for a, b in splits for c in _ALPHABET}
+        | {a + c + b[1:] for a, b in splits if b for c in string.ascii_lowercase}
+        | {a + c + b for a, b in splits for c in string.ascii_lowercase}
     ) - {word}
 
 
