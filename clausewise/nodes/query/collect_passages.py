@@ -9,11 +9,14 @@ a short section (up to ``WHOLE_SECTION_CHARS``) whole.
 One ranking for the whole answer, whatever route found a section. A section's score fuses what is known
 about it: its best chunk's vector similarity to the question (or any sub-question), how much of the
 question's terms (and their kv equivalents) its extract covers, how much of what is nearest the question
-or one of its sub-questions its document holds, and the kind of section (contents pages and cover matter
-last, a bare heading and a list of symbols after the sections with text); a section the question names
+or one of its sub-questions its document holds, the kind of section (contents pages and cover matter
+last, a bare heading and a list of symbols after the sections with text) and what the passage costs to
+read (a little less for each e-fold of quoted text beyond ``LENGTH_FROM``: of two passages that bear
+alike, the shorter is read first); a section the question names
 by number ("Table 6.2", "5.2(7)", "Section 5 of EN 1991-1-5") comes first. Support from the reference
 graph then lifts a section that a better one cites (a clause or table a relevant clause points to
-inherits much of that clause's score), and each passage's cited tables, figures and expressions follow
+inherits much of that clause's score; a range, "paragraphs 432-448", lifts only its first member in the
+answer, which opens the topic it points to), and each passage's cited tables, figures and expressions follow
 it in reading order. The first ``SOFT_MATCH_PASSAGES`` are then read again word by word: the embedder's
 soft match (each content word of the question against the passage's words in context) moves those that
 say what was asked, in whatever words, up among them. The first passages, up to ``KEY_PASSAGES`` or
@@ -46,9 +49,12 @@ SUPPORTING_PASSAGES = 40
 GAP = "\n…\n"  # between two verbatim pieces of one section's text
 CITED_DECAY = 0.9  # a cited clause keeps this share of its citing section's score, per hop
 OBJECT_DECAY = 0.75  # a cited table, figure, expression or definition keeps this share: a clause names many
+RANGE_MEMBERS = 2  # a reference naming more sections than this is a range: it lifts its first one only
 MAX_FOLLOWERS = 1  # cited objects placed right after a passage (more crowd out the next clauses)
 FOLLOWER_KINDS = ("table", "expression")  # a figure's passage is its caption: its drawing is an image
 COVERAGE_WEIGHT = 0.5
+LENGTH_WEIGHT = 0.03  # per e-fold of a passage's quoted text beyond LENGTH_FROM: the cost of reading it
+LENGTH_FROM = 500
 PART_COVERAGE_WEIGHT = 0.3  # a sub-question's coverage, beside the whole question's
 KEYWORD_WEIGHT = 0.1  # BM25 over the whole section, as a share of the answer's best
 DOCUMENT_WEIGHT = 0.2
@@ -302,6 +308,7 @@ def rank(
             s -= HEADING_PENALTY
         if _informative(read, p["key"]):
             s -= INFORMATIVE_PENALTY
+        s -= LENGTH_WEIGHT * math.log(max(1.0, len(p["text"]) / LENGTH_FROM))
         score[p["key"]] = s
     among = set(keys)
     cites = {p["key"]: _cited(read, p["key"], among) for p in passages}
@@ -494,16 +501,29 @@ def _cited(read: Reader, key: str, among: set[str]) -> list[str]:
     in the answer ("5.3.1 General"), which introduces the rest. A reference to a whole section or annex
     with text of its own ("Annex C gives ground snow load maps", as a scope lists them) points to a
     chapter, not to the text that answers: it lifts nothing."""
-    cited = []
-    for ref in read.lookup("references", key) or []:
-        target = ref.get("target")
-        if not target or target == key:
+    refs = [ref for ref in read.lookup("references", key) or [] if ref.get("target") and ref["target"] != key]
+    members = Counter(_mention(ref) for ref in refs)
+    cited: list[str] = []
+    opened: set[tuple[str, tuple[int, ...]]] = set()  # ranges already lifting their first member
+    for ref in refs:
+        mention = _mention(ref)
+        ranged = mention is not None and members[mention] > RANGE_MEMBERS
+        if ranged and mention in opened:
             continue
+        target = ref["target"]
         if target not in among or _heading_only(read, target):
             target = first_subclause(target, among) or (target if target in among else None)
         if target and target != key and not _chapter(read, target):
             cited.append(target)
+            if ranged:
+                opened.add(mention)  # type: ignore[arg-type]
     return list(dict.fromkeys(cited))
+
+
+def _mention(ref: dict[str, Any]) -> tuple[str, tuple[int, ...]] | None:
+    """Where a reference is printed: its words and span (each member of a range shares them)."""
+    span = ref.get("span")
+    return (ref["raw"], tuple(span)) if ref.get("raw") and span else None
 
 
 def _informative(read: Reader, key: str) -> bool:

@@ -7,6 +7,7 @@ are merged across short gaps only."""
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -21,6 +22,8 @@ from clausewise.nodes.query.collect_passages import (
     COVERAGE_WEIGHT,
     GAP,
     KEYWORD_WEIGHT,
+    LENGTH_FROM,
+    LENGTH_WEIGHT,
     OBJECT_DECAY,
     PART_COVERAGE_WEIGHT,
     SOFT_MATCH_WEIGHT,
@@ -71,6 +74,12 @@ SECTIONS = {
     k("1.6"): "1.6 Synlbols\n(1) The following symbols apply.\nqk characteristic value of the load\nA area of the roof",
     k("G-7"): "G-7 REFERENCES FOR APPENDIX G",
     k("G-7.2"): "G-7.2 Non-Government\nACI 440.11, Building code requirements for concrete reinforced with GFRP bars.",
+    k("9.1"): "9.1 Demolition\n(1) Remove the asbestos first (see paragraphs 9.2-9.5) and the other hazards of 9.6.",
+    k("9.2"): "9.2 Asbestos\n(1) An asbestos survey is made before work starts.",
+    k("9.3"): "9.3 Licensed work\n(1) Most work with asbestos is licensed.",
+    k("9.4"): "9.4 Respirators\n(1) Respirators are fitted to each wearer.",
+    k("9.5"): "9.5 Waste\n(1) Asbestos waste is double bagged.",
+    k("9.6"): "9.6 Hazards\n(1) Other hazards are removed before demolition.",
 }
 PARENT_TITLES = {k("1.5.1"): "Terms and definitions"}
 TITLES = {k("G-7"): "REFERENCES FOR APPENDIX G", k("G-7.2"): "Non-Government"}  # as the store holds them
@@ -88,6 +97,10 @@ REFERENCES = {
     k("4.1"): [{"target": k("8.1")}, {"target": k("7.1")}],
     k("3.1"): [{"target": k("1.5.1")}, {"target": k("7.1")}],
     k("6.2"): [{"target": k("figure_6.2"), "span": [47, 57]}],
+    k("9.1"): [
+        *({"target": k(code), "raw": "paragraphs 9.2-9.5", "span": [54, 72]} for code in ("9.2", "9.3", "9.4", "9.5")),
+        {"target": k("9.6"), "raw": "9.6", "span": [105, 108]},
+    ],
 }
 
 PRECEDENCE = {k("annex_A"): [{"type": "informative", "rule": "informative", "source_key": k("annex_A")}]}
@@ -187,6 +200,41 @@ def test_a_reference_to_a_clause_with_text_lifts_that_clause() -> None:
     ranked = rank(deps_with(), {"search_question": "q"}, [passage(key) for key in similarity], [similarity])  # type: ignore[arg-type]
     assert [p["key"] for p in ranked][:2] == [k("8.1"), k("7.1")]
     assert {p["key"]: p["score"] for p in ranked}[k("5.3.1")] < 0.5
+
+
+def test_a_range_lifts_its_first_member_in_the_answer_only() -> None:
+    """ "see paragraphs 9.2-9.5" points to a topic, which 9.2 opens: 9.2 is lifted as a clause 9.1
+    cites, and so is 9.6, named on its own; 9.3 to 9.5 keep their own scores, behind a clause more
+    similar to the question. With 9.2 not in the answer, the range lifts 9.3, its first member there."""
+    similarity = {k("9.1"): 0.9, k("7.1"): 0.5, **{k(c): 0.2 for c in ("9.2", "9.3", "9.4", "9.5", "9.6")}}
+    ranked = rank(deps_with(), {"search_question": "q"}, [passage(key) for key in similarity], [similarity])  # type: ignore[arg-type]
+    score = {p["key"]: p["score"] for p in ranked}
+    assert score[k("9.2")] == score[k("9.6")] == round(score[k("9.1")] * CITED_DECAY, 4)
+    assert [p["key"] for p in ranked][:4] == [k("9.1"), k("9.2"), k("9.6"), k("7.1")]
+    assert max(score[k("9.3")], score[k("9.4")], score[k("9.5")]) < score[k("7.1")] < score[k("9.6")]
+
+    del similarity[k("9.2")]
+    ranked = rank(deps_with(), {"search_question": "q"}, [passage(key) for key in similarity], [similarity])  # type: ignore[arg-type]
+    score = {p["key"]: p["score"] for p in ranked}
+    assert score[k("9.3")] == round(score[k("9.1")] * CITED_DECAY, 4) > score[k("7.1")] > score[k("9.4")]
+
+
+def test_of_two_passages_that_bear_alike_the_shorter_comes_first() -> None:
+    """Reading costs: a passage whose quoted text runs past ``LENGTH_FROM`` loses ``LENGTH_WEIGHT`` per
+    e-fold of it, so one alike but shorter comes first (the long one's key sorts first, so a tie would
+    not put the short one first); a much more similar long one still comes first."""
+    assert LENGTH_WEIGHT > 0
+    long = {**passage(k("5.3.10")), "text": "x " * (LENGTH_FROM * 4)}
+    short = {**passage(k("5.3.2")), "text": "x " * (LENGTH_FROM // 2)}
+
+    def ranked(similarity: dict[str, float]) -> list[dict[str, Any]]:
+        return rank(deps_with(), {"search_question": "q"}, [long, short], [similarity])  # type: ignore[arg-type]
+
+    alike = ranked({k("5.3.10"): 0.6, k("5.3.2"): 0.6})
+    assert [p["key"] for p in alike] == [k("5.3.2"), k("5.3.10")]
+    score = {p["key"]: p["score"] for p in alike}
+    assert round(score[k("5.3.2")] - score[k("5.3.10")], 4) == round(LENGTH_WEIGHT * math.log(8), 4)
+    assert [p["key"] for p in ranked({k("5.3.10"): 0.7, k("5.3.2"): 0.6})] == [k("5.3.10"), k("5.3.2")]
 
 
 def test_a_reference_to_a_whole_annex_lifts_nothing() -> None:
