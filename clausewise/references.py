@@ -193,7 +193,7 @@ def _objects_before(text: str, start: int) -> tuple[list[tuple[tuple[int, int], 
 _OCR_VARIANTS = [("8", "B"), ("0", "D"), ("6", "G"), ("5", "S"), ("1", "I")]
 
 
-def _ocr_variant(key: str, known: set[str]) -> str | None:
+def _ocr_variant(key: str, known: Collection[str]) -> str | None:
     """A known key that an OCR slip turned into ``key``: "Figure 81" is Figure B.1, "Annex 0" Annex D."""
     prefix, _, code = key.rpartition("_")
     for digit, letter in _OCR_VARIANTS:
@@ -208,7 +208,7 @@ def _ocr_variant(key: str, known: set[str]) -> str | None:
 _PART = re.compile(r"[a-z]|\([a-z0-9]{1,2}\)")
 
 
-def _parts(key: str, known: set[str]) -> list[str]:
+def _parts(key: str, known: Collection[str]) -> list[str]:
     """A table's or figure's parts printed under its number with a letter: "table_4-1" has "table_4-1(a)"
     and "table_4-1(b)", "figure_6.2" has "figure_6.2a". None for a clause (7.4a is not a part of 7.4)."""
     if not re.search(r"_(table|figure)_", key):
@@ -338,8 +338,8 @@ def spot_references(doc: DocId, section: Section, known: Collection[str]) -> lis
         else:
             add(text[span[0] : end], (span[0], end), object_key(found, best[1]), best[0], found)
     for m in _GARBLED_REF.finditer(text):
-        before = text[max(0, m.start() - GARBLED_TITLE_REACH) : m.start()]
-        target = _garbled_target(doc, m.group("kind"), m.group("num"), known, before)
+        preceding = text[max(0, m.start() - GARBLED_TITLE_REACH) : m.start()]
+        target = _garbled_target(doc, m.group("kind"), m.group("num"), known, preceding)
         if target is not None:
             kind = _kind_code(m.group("kind")) if m.group("kind") else "clause"
             start = m.start("num") if m.group("cue") else m.start()

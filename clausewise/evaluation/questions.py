@@ -67,7 +67,8 @@ def held_by(
     (store keys such as "CEN_EN1991-1-1"), compared as :func:`document_code` reads them; and the others.
     A set over two stores is run on each store with the questions it holds."""
     held = {document_code(split_key(key)[1]) for key in documents}
-    kept, left = [], []
+    kept: list[dict[str, Any]] = []
+    left: list[dict[str, Any]] = []
     for q in questions:
         wanted = q.get("documents") or sorted({e["doc"] for e in q.get("evidence", [])})
         (kept if wanted and all(document_code(d) in held for d in wanted) else left).append(q)
