@@ -750,18 +750,28 @@ _SENTENCE_END = re.compile(r"(?<=[?])\s+|(?<=\.)\s+(?=[A-Z]|\([a-z\d]{1,4}\)\s)"
 
 
 def _clauses(sentence: str) -> list[str]:
-    """A sentence's enumerated parts, each prefixed by the words before the first mark; else its
-    coordinated questions; else the sentence."""
+    """A sentence's enumerated parts, each prefixed by the words before the first mark; else the items
+    of a list after a colon that semicolons part, where the words before the colon ask ("what does it
+    require for: the slab; the mat; and the footings?"), each prefixed by those words; else its coordinated questions; else
+    the sentence."""
     marks = list(_ENUMERATION.finditer(sentence))
     if len(marks) >= 2:
         stem_words = sentence[: marks[0].start()].strip(" ,:;")
         items = []
         for i, mark in enumerate(marks):
             end = marks[i + 1].start() if i + 1 < len(marks) else len(sentence)
-            item = re.sub(r"[\s,;]*(?:and|or)?[\s,;]*$", "", sentence[mark.end() : end].strip())
-            items.append(f"{stem_words} {item}".strip())
+            items.append(f"{stem_words} {_item(sentence[mark.end() : end])}".strip())
         return items
+    lead, colon, listed = sentence.partition(":")
+    if colon and ";" in listed and re.search(rf"\b{_ASKING}\b", lead, re.I):
+        items = [_item(item) for item in listed.split(";")]
+        return [f"{lead.strip()} {item}" for item in items if item]
     return [p.strip(" ,;") for p in _COORDINATED.split(sentence) if p.strip(" ,;")]
+
+
+def _item(text: str) -> str:
+    """One item of a list, without the "and" / "or" and the marks that join it to the next."""
+    return re.sub(r"^(?:and|or)\s+", "", re.sub(r"[\s,;]*(?:and|or)?[\s,;]*$", "", text.strip()))
 
 
 def _leans_on_context(part: str) -> bool:

@@ -117,6 +117,16 @@ def test_offline_decomposition_gives_standalone_parts() -> None:
     assert tasks.decompose("Our river is 4 m deep. What force acts on the pier? What about debris?")[-1] == (
         "What about debris (What force acts on the pier)"
     )
+    # a list after a colon that semicolons part: each item with the words that ask for it
+    assert tasks.decompose("What does the code require for: the slab thickness; the mat; and the frost depth?") == [
+        "What does the code require for the slab thickness",
+        "What does the code require for the mat",
+        "What does the code require for the frost depth?",
+    ]
+    assert tasks.decompose("Note: the roof is flat; what snow load applies?") == [
+        "Note: the roof is flat",
+        "what snow load applies?",
+    ]
     assert tasks.decompose("What density for reinforced concrete?") == ["What density for reinforced concrete?"]
     assert tasks.decompose("What is sk? What is Ce?") == ["What is sk?", "What is Ce?"]  # a symbol is content
 
