@@ -752,8 +752,8 @@ _SENTENCE_END = re.compile(r"(?<=[?])\s+|(?<=\.)\s+(?=[A-Z]|\([a-z\d]{1,4}\)\s)"
 def _clauses(sentence: str) -> list[str]:
     """A sentence's enumerated parts, each prefixed by the words before the first mark; else the items
     of a list after a colon that semicolons part, where the words before the colon ask ("what does it
-    require for: the slab; the mat; and the footings?"), each prefixed by those words; else its coordinated questions; else
-    the sentence."""
+    require for: the slab; the mat; and the footings?"), each prefixed by those words; else its
+    coordinated questions; else the sentence."""
     marks = list(_ENUMERATION.finditer(sentence))
     if len(marks) >= 2:
         stem_words = sentence[: marks[0].start()].strip(" ,:;")

@@ -12,14 +12,14 @@ question's terms (and their kv equivalents) its extract covers, how much of what
 or one of its sub-questions its document holds, the kind of section (contents pages and cover matter
 last, a bare heading and a list of symbols after the sections with text) and what the passage costs to
 read (a little less for each e-fold of quoted text beyond ``LENGTH_FROM``: of two passages that bear
-alike, the shorter is read first); a section the question names
-by number ("Table 6.2", "5.2(7)", "Section 5 of EN 1991-1-5") comes first. Support from the reference
-graph then lifts a section that a better one cites (a clause or table a relevant clause points to
-inherits much of that clause's score; a range, "paragraphs 432-448", lifts only its first member in the
-answer, which opens the topic it points to), and each passage's cited tables, figures and expressions follow
-it in reading order. The first ``SOFT_MATCH_PASSAGES`` are then read again word by word: the embedder's
-soft match (each content word of the question against the passage's words in context) moves those that
-say what was asked, in whatever words, up among them. The first passages, up to ``KEY_PASSAGES`` or
+alike, the shorter is read first); a section the question names by number ("Table 6.2", "5.2(7)",
+"Section 5 of EN 1991-1-5") comes first. Support from the reference graph then lifts a section that a
+better one cites (a clause or table a relevant clause points to inherits much of that clause's score; a
+range, "paragraphs 432-448", lifts only its first member in the answer, which opens the topic it points
+to), and each passage's cited tables, figures and expressions follow it in reading order. The first
+``SOFT_MATCH_PASSAGES`` are then read again word by word: the embedder's soft match (each content word of
+the question against the passage's words in context) moves those that say what was asked, in whatever
+words, up among them. The first passages, up to ``KEY_PASSAGES`` or
 ``KEY_CHARS`` of text, are the key tier; the next ones up to ``SUPPORTING_PASSAGES`` are supporting; the
 rest background. An expression a passage before it already quotes goes to the back; that passage names
 it in ``restates``."""
@@ -515,8 +515,8 @@ def _cited(read: Reader, key: str, among: set[str]) -> list[str]:
             target = first_subclause(target, among) or (target if target in among else None)
         if target and target != key and not _chapter(read, target):
             cited.append(target)
-            if ranged:
-                opened.add(mention)  # type: ignore[arg-type]
+            if ranged and mention is not None:
+                opened.add(mention)
     return list(dict.fromkeys(cited))
 
 
