@@ -507,16 +507,16 @@ def _cited(read: Reader, key: str, among: set[str]) -> list[str]:
     opened: set[tuple[str, tuple[int, ...]]] = set()  # ranges already lifting their first member
     for ref in refs:
         mention = _mention(ref)
-        ranged = mention is not None and members[mention] > RANGE_MEMBERS
-        if ranged and mention in opened:
+        ranged = mention if mention is not None and members[mention] > RANGE_MEMBERS else None
+        if ranged in opened:
             continue
         target = ref["target"]
         if target not in among or _heading_only(read, target):
             target = first_subclause(target, among) or (target if target in among else None)
         if target and target != key and not _chapter(read, target):
             cited.append(target)
-            if ranged and mention is not None:
-                opened.add(mention)
+            if ranged is not None:
+                opened.add(ranged)
     return list(dict.fromkeys(cited))
 
 
