@@ -190,6 +190,7 @@ def test_crop_contains_the_whole_drawn_object(
         # a scan's text layer: the separator read twice, an amendment mark before the caption
         ("Table A.II .. Stored products - solid fuels", ("table", "A.11", "Stored products - solid fuels")),
         ("~Table 7.4b - Recommended values", ("table", "7.4b", "Recommended values")),
+        ("~ Table 7.5 - Recommended values", ("table", "7.5", "Recommended values")),  # the mark set apart
     ],
 )
 def test_parse_caption(text: str, expected: tuple[str, str, str]) -> None:

@@ -1380,3 +1380,19 @@ def test_a_caption_letter_a_scan_reads_in_lower_case_is_the_annex_it_is_printed_
     sections = build_sections(DocId("CEN", "EN9999"), "Snow", outside)
     assert not [s for s in sections.values() if s["kind"] == "figure"]
     assert "Figure e.8" in sections["CEN_EN9999_1.1"]["text"]
+
+
+def test_a_table_whose_caption_carries_a_change_mark_set_apart_is_the_clause_its_printed_in() -> None:
+    """ "~ Table 7.5 - ..." (an amendment mark, a space, the caption): the table belongs to the clause
+    that prints its caption, with the NOTE under it, not to the next clause on the page."""
+    page = _page(1, ["1 Roofs", "1.1 Hipped roofs", "(3) The recommended values are given in Table 7.5.",
+                     "~ Table 7.5 - Recommended values for hipped roofs",
+                     "NOTE 1 Linear interpolation may be used between values of the same sign.",
+                     "1.2 Multispan roofs", "(1) Pressure coefficients are given in Table 7.6."])  # fmt: skip
+    page["objects"].append({"kind": "table", "number": "7.5", "title": "Recommended values for hipped roofs",
+                            "caption": "Table 7.5 - Recommended values for hipped roofs",
+                            "bbox": [70.0, 300.0, 500.0, 400.0]})  # fmt: skip
+    sections = build_sections(DocId("ACME", "WC1"), "Wind code", [page])
+    table, clause = sections["ACME_WC1_table_7.5"], sections["ACME_WC1_1.1"]
+    assert table["parent"] == "ACME_WC1_1.1"
+    assert "NOTE 1 Linear interpolation" in table["text"] and "Linear interpolation" not in clause["text"]
