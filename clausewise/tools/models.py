@@ -22,7 +22,7 @@ import numpy as np
 
 from clausewise.settings import Settings
 from clausewise.tools.ingest_tasks import IngestTasks, OfflineTasks
-from clausewise.tools.query_tasks import STOPWORDS, OfflineQueryTasks, QueryTasks
+from clausewise.tools.query_tasks import STOPWORDS, OfflineQueryTasks, QueryTasks, uncontracted
 
 
 class Embedder(Protocol):
@@ -151,6 +151,7 @@ class MiniLMEmbedder:
         when the model runs without onnxruntime."""
         if self._session is None:
             return None
+        query = uncontracted(query)  # "aren't" is "are not": no "aren" to match
         ((vectors, tokens),) = self._token_vectors([query])
         content = [i for i, t in enumerate(tokens) if len(t.lstrip("#")) > 1 and t.lstrip("#") not in STOPWORDS]
         if not content or not texts:

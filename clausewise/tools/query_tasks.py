@@ -35,7 +35,11 @@ STOPWORDS = set(
     have has had get gets got make makes made step steps check refer part code codes clause clauses value
     values give given structure structures design designing designed consider considering considered
     issue issues potential regarding calculating calculate calculation allow allowed want know tell please
-    uk london site sites building buildings going""".split()
+    uk london site sites building buildings going they them their theirs he she him her his us ours yours
+    myself ourselves yourself itself themselves am was were while whilst because since though although
+    whether unless but yet both either neither still already even ever once actually really rather
+    instead like anything something everything nothing much many every same well want wants say says
+    said put putting go goes come comes doing done keep let roughly""".split()
 )
 GREETING = re.compile(
     r"^\s*(hi|hello|hey|good (morning|afternoon|evening)|thanks|thank you|cheers|how are you|who are you)\b[\s!.?,]*"
@@ -46,6 +50,9 @@ FOLLOW_UP = re.compile(
     r"^\s*(and|what about|how about|same for|also|but|or)\b|^\s*(for|in|on|with)\s+(a|an|the)\b", re.I
 )
 _WORD = re.compile(r"[a-zA-Zψμα][a-zA-Z0-9ψμα]*(?:-[a-zA-Z]+)*|\d+(?:[.,]\d+)?")
+# a contraction's clitic: "we're", "aren't", "slope's" ("aren t" is no term of the question, "re" no word)
+_CLITIC = re.compile(r"(?<=[A-Za-z])(?:n['’]t|['’](?:re|ve|ll|d|m|s))\b", re.I)
+_NEGATED_MODAL = re.compile(r"\b(?:(ca)|(wo)|(sha))n['’]t\b", re.I)  # "can't", "won't", "shan't"
 _PARAGRAPH = re.compile(r"^\s*(\(\s?\d{1,2}\s?\)\s?P?|NOTE\b|[a-h]\)\s|-\s|\d\)\s)")
 
 
@@ -59,6 +66,18 @@ def stem(word: str) -> str:
     if stemmer is None:
         stemmer = _STEMMERS.english = snowballstemmer.stemmer("english")
     return str(stemmer.stemWord(word.lower()))
+
+
+def uncontracted(text: str) -> str:
+    """The text with its contractions spelled out, a possessive's "'s" dropped: "aren't" -> "are not",
+    "can't" -> "can not", "we're" -> "we", "slope's" -> "slope"."""
+    text = _NEGATED_MODAL.sub(lambda m: ("can" if m[1] else "will" if m[2] else "shall") + " not", text)
+    return _CLITIC.sub(lambda m: " not" if m[0][0] in "nN" else "", text)
+
+
+def question_words(text: str) -> list[str]:
+    """The words of what was typed, its contractions spelled out."""
+    return _WORD.findall(uncontracted(text))
 
 
 def tokens(text: str) -> list[str]:
@@ -130,7 +149,7 @@ NEGATED_WEIGHT = 0.8  # a negated word's positive ("reinforced" for "unreinforce
 def question_terms(question: str, vocab: Vocabulary, kv: dict[str, Any]) -> Terms:
     """Content stems and adjacent-word phrases of the question, plus kv equivalents (synonyms, symbols)."""
     terms = Terms()
-    words = [w for w in _WORD.findall(question)]
+    words = question_words(question)
     # A hyphenated word counts whole ("self-weight", as codes print it) and by its parts, which a code may
     # print apart ("shade-air-temperature" asked, "shade air temperature" printed).
     parts = [part for w in words for part in w.split("-") if part]
@@ -312,7 +331,7 @@ def search_prefixes(question: str) -> list[str]:
     "load*", "density" -> "densit*"), so that the unstemmed index finds the word's other forms; a
     word of hyphenated parts gives each part."""
     prefixes = []
-    for word in (part for found in _WORD.findall(question) for part in re.findall(r"[a-z0-9]+", found.lower())):
+    for word in (part for found in question_words(question) for part in re.findall(r"[a-z0-9]+", found.lower())):
         if len(word) < 2 or word in STOPWORDS or word.isdigit():
             continue
         prefix = os.path.commonprefix([word, stem(word)])
@@ -741,7 +760,13 @@ def _wraps(line: str, full: float) -> bool:
 
 _ENUMERATION = re.compile(r"\(\s*(?:[a-h]|i{1,3}|iv|vi{0,3}|[1-9])\s*\)\s*")
 _ASKING = r"(?:which|what|how|whether|where|when|who|why|is|are|do|does|did|can|could|should|must|shall|will|would|may)"
-_COORDINATED = re.compile(rf"\s*(?:,\s*(?:and|or|but)?|;|\s+(?:and|or|but))\s+(?={_ASKING}\b)", re.I)
+_AUXILIARY = r"(?:is|are|was|were|do|does|did|can|could|should|must|shall|will|would|may|might|has|have|had)"
+# after a bare comma, a relative clause, not a question: "..., which are only a week old", "..., where the
+# table gives a range" (but "..., which load applies?", "..., where do I find it?")
+_RELATIVE = rf"(?:which|who|whose)\s+{_AUXILIARY}(?:n['’]t)?\b|(?:where|when)\s+(?!{_AUXILIARY}\b)"
+_COORDINATED = re.compile(
+    rf"\s*(?:,\s*(?:and|or|but)|,(?!\s*(?:{_RELATIVE}))|;|\s+(?:and|or|but))\s+(?={_ASKING}\b)", re.I
+)
 _ASIDE = re.compile(r"^\s*(?:what|how) about\b", re.I)
 _ANAPHOR = re.compile(r"\b(?:this|that|these|those|it|they|them|its|their|so)\b", re.I)
 
@@ -775,7 +800,7 @@ def _item(text: str) -> str:
 
 
 def _leans_on_context(part: str) -> bool:
-    content = [w for w in _WORD.findall(part) if w.lower() not in STOPWORDS and len(w) > 1 and not w.isdigit()]
+    content = [w for w in question_words(part) if w.lower() not in STOPWORDS and len(w) > 1 and not w.isdigit()]
     return not content or _ANAPHOR.search(part) is not None or _ASIDE.match(part) is not None
 
 
@@ -885,7 +910,7 @@ class OfflineQueryTasks:
         if not passages:
             return ""
         key = [p for p in passages if p.get("tier") == "key"] or passages[:10]
-        wanted = {stem(w) for w in _WORD.findall(question) if w.lower() not in STOPWORDS and len(w) > 2}
+        wanted = {stem(w) for w in question_words(question) if w.lower() not in STOPWORDS and len(w) > 2}
         asked: list[tuple[dict[str, Any], str]] = []  # table rows the question names, before all else
         stated: list[tuple[dict[str, Any], str]] = []
         for i, p in enumerate(key):

@@ -131,6 +131,44 @@ def test_offline_decomposition_gives_standalone_parts() -> None:
     assert tasks.decompose("What is sk? What is Ce?") == ["What is sk?", "What is Ce?"]  # a symbol is content
 
 
+def test_a_relative_clause_after_a_comma_stays_with_its_sentence() -> None:
+    """ "..., which are a week old" and "..., where the table gives a range" say more about what comes
+    before them; "..., which load applies?" and "..., where do I find it?" ask."""
+    tasks = OfflineQueryTasks()
+    assert tasks.decompose(
+        "What unit weight do I take for sandstone, where the table only gives a range? "
+        "The floors are timber panels, which aren't in the tables; how do I settle a density for those?"
+    ) == [
+        "What unit weight do I take for sandstone, where the table only gives a range?",
+        "The floors are timber panels, which aren't in the tables",
+        "how do I settle a density for those (The floors are timber panels, which aren't in the tables)",
+    ]
+    assert tasks.decompose("The slabs are propped on the floors below, which are only a week old.") == [
+        "The slabs are propped on the floors below, which are only a week old."
+    ]
+    assert tasks.decompose("My shed has a flat roof, where do I find the snow load shape coefficient?") == [
+        "My shed has a flat roof",
+        "where do I find the snow load shape coefficient?",
+    ]
+    assert tasks.decompose("For a flat roof over a store, which snow load shape coefficient applies?") == [
+        "For a flat roof over a store",
+        "which snow load shape coefficient applies?",
+    ]
+
+
+def test_a_contraction_gives_no_term_of_its_own() -> None:
+    """ "aren't" is "are not" and "we're" is "we": no "aren", "t" or "re" to weigh or to search for,
+    whatever a scan's text prints of them; "slope's pitch" is the slope's pitch."""
+    from clausewise.tools.query_tasks import question_terms, uncontracted
+
+    vocab = Vocabulary([{"sections": 100, "df": {"aren": 1, "re": 1, "t": 1, "slope": 20, "pitch": 10, "tabl": 50}}])
+    terms = question_terms("We're told the slope's pitch isn't in the tables and they aren't", vocab, {})
+    assert {"aren", "re", "t", "isn", "they"}.isdisjoint(w for t in terms.weights for w in t.split())
+    assert "slope pitch" in terms.weights and "slope" in terms.weights
+    assert "aren" not in search_prefixes("Which of these aren't in the tables?")
+    assert uncontracted("We're sure it can't, and they don't") == "We sure it can not, and they do not"
+
+
 # ---------------------------------------------------------------- conflicts
 def _passage(key: str, text: str) -> dict[str, str]:
     return {"key": key, "document": key.split("_")[1], "text": text}
