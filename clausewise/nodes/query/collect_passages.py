@@ -67,6 +67,7 @@ CONTENTS_PENALTY = 1.0
 INFORMATIVE_PENALTY = 0.06  # guidance in an informative annex, after the normative rule of the same standing
 SOFT_MATCH_PASSAGES = 30  # the head of the list read again word by word (about 0.75 s on 2 cores)
 SOFT_MATCH_WEIGHT = 1.0
+SOFT_PART_WEIGHT = 0.15  # the best sub-question's soft match, beside the whole question's
 WHOLE_SECTION_CHARS = 2000  # a section this short is quoted whole: one clause, read as one
 BRIDGE_CHARS = 300  # a gap this short between two extracts (a NOTE, a line) is quoted with them
 LEAD_REACH = 1500  # a list's item this near the sentence that opens it is quoted with the items between
@@ -319,20 +320,27 @@ def rank(
     ordered, lifted = _order(read, passages, score, cites)
     # The head of the list read again, word by word: how well each passage covers the question's
     # content words in context (the embedder's soft match, each word counting by its idf: "snow"
-    # more than "load"), against the head's average.
+    # more than "load"), against the head's average; and, a little, how well it covers its best
+    # sub-question's (a passage that answers one part of a long question says few of the whole's words).
     head = [p for p in ordered if p["key"] not in contents][:SOFT_MATCH_PASSAGES]
-    matched = None
     if head:
         head_texts = [texts[p["key"]] for p in head]
         stored = deps.stores.token_vectors([p["key"] for p in head])  # kept at ingest, for most of them
-        matched = deps.embedder.soft_match(
-            state["search_question"], head_texts, weight=lambda w: vocabulary.idf(stem(w)), stored=stored
-        )
-    if matched:
-        mean = sum(matched) / len(matched)
-        for p, m in zip(head, matched, strict=True):
-            score[p["key"]] += SOFT_MATCH_WEIGHT * (m - mean)
-        ordered, lifted = _order(read, passages, score, cites)
+
+        def above_mean(query: str) -> list[float] | None:
+            """Each head passage's soft match to ``query``, less the head's average; None without the model."""
+            found = deps.embedder.soft_match(query, head_texts, weight=lambda w: vocabulary.idf(stem(w)), stored=stored)
+            return [m - sum(found) / len(found) for m in found] if found else None
+
+        whole = above_mean(state["search_question"])
+        if whole:
+            asked = dict.fromkeys(q for q in state.get("sub_questions") or [] if q != state["search_question"])
+            by_part = [m for q in asked if (m := above_mean(q))]
+            for i, p in enumerate(head):
+                score[p["key"]] += SOFT_MATCH_WEIGHT * whole[i] + SOFT_PART_WEIGHT * max(
+                    (m[i] for m in by_part), default=0.0
+                )
+            ordered, lifted = _order(read, passages, score, cites)
     ordered = _figures_after_key(_restated_last(ordered), cites)
     # The sections the question names by number come first (no lift to what they cite: the question
     # named them, not their references).

@@ -27,6 +27,7 @@ from clausewise.nodes.query.collect_passages import (
     OBJECT_DECAY,
     PART_COVERAGE_WEIGHT,
     SOFT_MATCH_WEIGHT,
+    SOFT_PART_WEIGHT,
     change_record,
     chunk_span,
     collect_passages,
@@ -113,12 +114,22 @@ def parent(key: str) -> str | None:
 
 
 def deps_with(
-    soft: dict[str, float] | None = None, terms: Terms | None = None, bm25: dict[str, float] | None = None
+    soft: dict[str, float] | None = None,
+    terms: Terms | None = None,
+    bm25: dict[str, float] | None = None,
+    soft_by_query: dict[str, dict[str, float]] | None = None,
 ) -> Any:
     """Stand-in stores and reasoner; ``soft`` is the embedder's soft match of each passage (None: the
-    embedder gives none); ``terms`` the question's weighted terms (none by default); ``bm25`` the keyword
-    index's BM25 of each section (none by default)."""
+    embedder gives none), ``soft_by_query`` that of some queries in its place; ``terms`` the question's
+    weighted terms (none by default); ``bm25`` the keyword index's BM25 of each section (none by
+    default)."""
     bm25 = bm25 or {}
+
+    def soft_match(query: str, texts: list[str], weight: Any = None, stored: Any = None) -> list[float] | None:
+        matches = (soft_by_query or {}).get(query, soft)
+        if matches is None:
+            return None
+        return [next(v for key, v in matches.items() if SECTIONS[key] in text) for text in texts]
 
     def lookup(table: str, key: str) -> Any:
         if table == "references":
@@ -147,13 +158,7 @@ def deps_with(
         stores=stores,
         reader=lambda: Reader(stores),  # type: ignore[arg-type]
         terms=lambda question: terms or Terms(),
-        embedder=SimpleNamespace(
-            soft_match=lambda query, texts, weight=None, stored=None: (
-                None
-                if soft is None
-                else [next(v for key, v in soft.items() if SECTIONS[key] in text) for text in texts]
-            )
-        ),
+        embedder=SimpleNamespace(soft_match=soft_match),
         keyword_index=SimpleNamespace(scores=lambda tokens, keys: {key: bm25[key] for key in keys if key in bm25}),
         vocabulary=lambda: Vocabulary.of_sections([]),
     )
@@ -539,6 +544,37 @@ def test_the_head_of_the_list_is_read_again_word_by_word() -> None:
     assert [p["key"] for p in read][:2] == [k("8.1"), k("7.1")]
     before, after = {p["key"]: p["score"] for p in plain}, {p["key"]: p["score"] for p in read}
     assert round(after[k("8.1")] - before[k("8.1")], 4) == round(SOFT_MATCH_WEIGHT * (0.50 - 0.40), 4)
+
+
+def test_a_passage_that_says_what_one_part_asks_gains_by_that_parts_soft_match() -> None:
+    """A long question's parts: a passage that covers one sub-question's words well (8.1, on the second
+    part) gains ``SOFT_PART_WEIGHT`` x its lead over the head's average for that part, and moves above
+    one the whole question's soft match rates the same. A sub-question that is the question itself
+    adds nothing."""
+    similarity = {k("7.1"): 0.6, k("8.1"): 0.59, k("5.3.10"): 0.1}
+    whole = {k("7.1"): 0.40, k("8.1"): 0.40, k("5.3.10"): 0.40}
+    parts = {"first part": dict(whole), "second part": {k("7.1"): 0.30, k("8.1"): 0.60, k("5.3.10"): 0.30}}
+    state = {"search_question": "q", "sub_questions": ["first part", "second part"]}
+    plain = rank(deps_with(whole), {"search_question": "q"}, [passage(key) for key in similarity], [similarity])  # type: ignore[arg-type]
+    assert [p["key"] for p in plain][:2] == [k("7.1"), k("8.1")]
+    read = rank(deps_with(whole, soft_by_query=parts), state, [passage(key) for key in similarity], [similarity])  # type: ignore[arg-type]
+    assert [p["key"] for p in read][:2] == [k("8.1"), k("7.1")]
+    before, after = {p["key"]: p["score"] for p in plain}, {p["key"]: p["score"] for p in read}
+    assert round(after[k("8.1")] - before[k("8.1")], 4) == round(SOFT_PART_WEIGHT * (0.60 - 0.40), 4)
+    itself = {"search_question": "q", "sub_questions": ["q"]}
+    same = rank(
+        deps_with({k("7.1"): 0.3, k("8.1"): 0.5, k("5.3.10"): 0.4}),
+        itself,
+        [passage(key) for key in similarity],
+        [similarity],
+    )  # type: ignore[arg-type]
+    alone = rank(
+        deps_with({k("7.1"): 0.3, k("8.1"): 0.5, k("5.3.10"): 0.4}),
+        {"search_question": "q"},
+        [passage(key) for key in similarity],
+        [similarity],
+    )  # type: ignore[arg-type]
+    assert [(p["key"], p["score"]) for p in same] == [(p["key"], p["score"]) for p in alone]
 
 
 def test_the_head_is_read_from_the_token_vectors_kept_at_ingest(
