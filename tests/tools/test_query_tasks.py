@@ -167,6 +167,8 @@ def test_a_contraction_gives_no_term_of_its_own() -> None:
     assert "slope pitch" in terms.weights and "slope" in terms.weights
     assert "aren" not in search_prefixes("Which of these aren't in the tables?")
     assert uncontracted("We're sure it can't, and they don't") == "We sure it can not, and they do not"
+    assert question_terms("Isn't it? Aren't they?", vocab, {}).weights == {}  # nothing left to search for
+    assert search_prefixes("Isn't it? Aren't they?") == []
 
 
 # ---------------------------------------------------------------- conflicts
