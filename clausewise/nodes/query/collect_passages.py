@@ -19,10 +19,10 @@ range, "paragraphs 432-448", lifts only its first member in the answer, which op
 to), and each passage's cited tables, figures and expressions follow it in reading order. The first
 ``SOFT_MATCH_PASSAGES`` are then read again word by word: the embedder's soft match (each content word of
 the question against the passage's words in context) moves those that say what was asked, in whatever
-words, up among them. The first passages, up to ``KEY_PASSAGES`` or
-``KEY_CHARS`` of text, are the key tier; the next ones up to ``SUPPORTING_PASSAGES`` are supporting; the
-rest background. An expression a passage before it already quotes goes to the back; that passage names
-it in ``restates``."""
+words, up among them, and, a little, those that say what one sub-question asks. The first passages,
+up to ``KEY_PASSAGES`` or ``KEY_CHARS`` of text, are the key tier; the next ones up to
+``SUPPORTING_PASSAGES`` are supporting; the rest background. An expression a passage before it already
+quotes goes to the back; that passage names it in ``restates``."""
 
 from __future__ import annotations
 
@@ -330,7 +330,10 @@ def rank(
         def above_mean(query: str) -> list[float] | None:
             """Each head passage's soft match to ``query``, less the head's average; None without the model."""
             found = deps.embedder.soft_match(query, head_texts, weight=lambda w: vocabulary.idf(stem(w)), stored=stored)
-            return [m - sum(found) / len(found) for m in found] if found else None
+            if not found:
+                return None
+            mean = sum(found) / len(found)
+            return [m - mean for m in found]
 
         whole = above_mean(state["search_question"])
         if whole:
