@@ -80,6 +80,11 @@ def question_words(text: str) -> list[str]:
     return _WORD.findall(uncontracted(text))
 
 
+def _content(word: str) -> bool:
+    """A word that says what is asked about: not a stopword, a letter or a bare number."""
+    return word.lower() not in STOPWORDS and len(word) > 1 and not word.isdigit()
+
+
 def tokens(text: str) -> list[str]:
     return [stem(t) for t in _WORD.findall(text)]
 
@@ -153,7 +158,7 @@ def question_terms(question: str, vocab: Vocabulary, kv: dict[str, Any]) -> Term
     # A hyphenated word counts whole ("self-weight", as codes print it) and by its parts, which a code may
     # print apart ("shade-air-temperature" asked, "shade air temperature" printed).
     parts = [part for w in words for part in w.split("-") if part]
-    content = [w for w in dict.fromkeys(words + parts) if w.lower() not in STOPWORDS and len(w) > 1 and not w.isdigit()]
+    content = [w for w in dict.fromkeys(words + parts) if _content(w)]
     for w in content:
         terms.add(stem(w), vocab.idf(stem(w)), "question")
         # A code states a rule in the positive ("masonry must be designed as reinforced unless ...",
@@ -759,8 +764,9 @@ def _wraps(line: str, full: float) -> bool:
 
 
 _ENUMERATION = re.compile(r"\(\s*(?:[a-h]|i{1,3}|iv|vi{0,3}|[1-9])\s*\)\s*")
-_ASKING = r"(?:which|what|how|whether|where|when|who|why|is|are|do|does|did|can|could|should|must|shall|will|would|may)"
-_AUXILIARY = r"(?:is|are|was|were|do|does|did|can|could|should|must|shall|will|would|may|might|has|have|had)"
+_MODAL = r"(?:is|are|do|does|did|can|could|should|must|shall|will|would|may)"  # a verb a question opens with
+_ASKING = rf"(?:which|what|how|whether|where|when|who|why|{_MODAL})"
+_AUXILIARY = rf"(?:{_MODAL}|was|were|might|has|have|had)"
 # after a bare comma, a relative clause, not a question: "..., which are only a week old", "..., where the
 # table gives a range" (but "..., which load applies?", "..., where do I find it?")
 _RELATIVE = rf"(?:which|who|whose)\s+{_AUXILIARY}(?:n['’]t)?\b|(?:where|when)\s+(?!{_AUXILIARY}\b)"
@@ -800,7 +806,7 @@ def _item(text: str) -> str:
 
 
 def _leans_on_context(part: str) -> bool:
-    content = [w for w in question_words(part) if w.lower() not in STOPWORDS and len(w) > 1 and not w.isdigit()]
+    content = [w for w in question_words(part) if _content(w)]
     return not content or _ANAPHOR.search(part) is not None or _ASIDE.match(part) is not None
 
 
