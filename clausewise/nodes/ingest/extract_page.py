@@ -169,9 +169,61 @@ def _merge_row(row: list[dict[str, Any]]) -> dict[str, Any]:
         b["bbox"][0] - a["bbox"][2] >= max(CELL_GAP, 1.5 * a.get("size", 0.0))
         for a, b in zip(row, row[1:], strict=False)
     )
+    cells += sum(ln.get("cells", 1) - 1 for ln in row)  # a drawn table's row, read cell by cell already
     if cells >= 2:  # pieces set wide apart on the line: a table's row (3 or more), a flowchart's "Yes    Yes"
         merged["cells"] = cells
     return merged
+
+
+def drawn_tables(page: pymupdf.Page, turn: Any) -> list[list[list[list[float]]]]:
+    """The tables drawn on a born-digital page (ruled, or rows set off by shading) that PyMuPDF's table
+    finder sees, each as its rows of cell boxes, in the page's coordinates as shown. Call under the
+    MuPDF lock."""
+    out = []
+    for table in page.find_tables().tables:
+        if table.row_count < 2 or table.col_count < 2:
+            continue
+        rows = []
+        for row in table.rows:
+            cells = [pymupdf.Rect(c) * turn if turn is not None else pymupdf.Rect(c) for c in row.cells if c]
+            if cells:
+                rows.append([[round(v, 1) for v in c] for c in cells])
+        out.append(rows)
+    return out
+
+
+def _union(table: list[list[list[float]]]) -> list[float]:
+    cells = [c for row in table for c in row]
+    return [min(c[0] for c in cells), min(c[1] for c in cells), max(c[2] for c in cells), max(c[3] for c in cells)]
+
+
+def _in_cell(line: dict[str, Any], cell: list[float]) -> bool:
+    x, y = (line["bbox"][0] + line["bbox"][2]) / 2, (line["bbox"][1] + line["bbox"][3]) / 2
+    return cell[0] - 1 <= x <= cell[2] + 1 and cell[1] - 1 <= y <= cell[3] + 1
+
+
+def cell_rows(tables: list[list[list[list[float]]]], lines: list[dict[str, Any]]) -> list[tuple[dict[str, Any], list[int]]]:
+    """A drawn table's rows read cell by cell: where a cell's text wraps onto two or more lines, set
+    beside cells of one line centred on the row ("Standing at a distance of" / "Bathroom and kitchen
+    cabinetry  As agreed ..." / "to 1 m"), the row is one line, its cells in order, each cell's lines
+    joined. Returns each such row's line with the indices (into ``lines``) of the lines it replaces;
+    a row whose cells hold one line each is left to the baseline rows, which read it so already."""
+    out = []
+    taken: set[int] = set()
+    for table in tables:
+        for row in table:
+            cells = [[i for i, ln in enumerate(lines) if i not in taken and _in_cell(ln, cell)] for cell in row]
+            if not any(len(_rows([lines[i] for i in cell])) > 1 for cell in cells):
+                continue
+            members = [i for cell in cells for i in cell]
+            pieces = [_merge_row([ln for r in _rows([lines[i] for i in cell]) for ln in r]) for cell in cells if cell]
+            merged = {**_merge_row([{**p, "cells": 1} for p in pieces]), "lead": ""}
+            merged.pop("cells", None)
+            if len(pieces) > 1:
+                merged["cells"] = len(pieces)
+            taken.update(members)
+            out.append((merged, members))
+    return out
 
 
 def table_rows(lines: list[dict[str, Any]]) -> list[list[str]]:
@@ -1034,7 +1086,7 @@ def read_page(doc: pymupdf.Document, pno: int, *, crop: bool = True) -> dict[str
             captions.append(((kind, number, title), cap))
     drawings: list[pymupdf.Rect] = []
     vectors = 0
-    if captions or crop:
+    if captions or crop or not scanned:
         with MUPDF_LOCK:  # born-digital pages draw figures and table rules as vector paths
             drawings = [
                 pymupdf.Rect(d["rect"])
@@ -1173,7 +1225,30 @@ def read_page(doc: pymupdf.Document, pno: int, *, crop: bool = True) -> dict[str
             with MUPDF_LOCK:
                 pix = page.get_pixmap(clip=box & rect, dpi=crop_dpi(box & rect), colorspace=pymupdf.csGRAY)
                 obj["png"] = pix.tobytes("png")
-    flow_groups = [[ln for ln in g if ln in flow] for g in groups]
+    # A drawn table's wrapped cells read as its rows (a captioned table's lines are its object's already).
+    rebuilt: list[tuple[dict[str, Any], list[int]]] = []
+    flow_rows = _rows_in_order([[ln for ln in g if ln in flow] for g in groups])
+    # (only where rules are drawn and a baseline holds cells set apart: the finder costs about 0.2 s a page)
+    if (
+        not scanned
+        and vectors
+        and not _invisible_text(raw)
+        and any(len(r) > 1 and "cells" in _merge_row(r) for r in flow_rows)
+    ):
+        with MUPDF_LOCK:
+            tables = drawn_tables(page, turn)
+        boxes = [o["bbox"] for o in objects]
+        tables = [
+            t
+            for t in tables
+            if not any(_overlap_x(_union(t), b) > 0 and _overlap_y(_union(t), b) > 0 for b in boxes)
+        ]
+        rebuilt = cell_rows(tables, flow)
+    first_of = {id(flow[min(m, key=lambda i: flow[i]["bbox"][1::-1])]): row for row, m in rebuilt}
+    gone = {id(flow[i]) for _, m in rebuilt for i in m} - set(first_of)
+    flow_ids = {id(ln) for ln in flow} - gone
+    flow = [first_of.get(id(ln), ln) for ln in flow if id(ln) in flow_ids]
+    flow_groups = [[first_of.get(id(ln), ln) for ln in g if id(ln) in flow_ids] for g in groups]
     if not drawings and images:
         drawings = [r for r in images if r.width * r.height < 0.8 * area]
     expressions = _expression_crops(flow, flow_groups, rect, drawings)

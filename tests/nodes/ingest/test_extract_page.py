@@ -12,6 +12,7 @@ import pytest
 
 from clausewise.nodes.ingest.extract_page import (
     caption_run_on,
+    cell_rows,
     parse_caption,
     rows_to_markdown,
     table_footnotes,
@@ -911,3 +912,63 @@ def test_a_table_boxed_over_its_column_heads_only_takes_the_rows_set_below_them(
     assert _table_rows_below(region, heads + caption + rows, page) == region  # the next table's caption
     far = [{**ln, "bbox": [ln["bbox"][0], ln["bbox"][1] + 60, ln["bbox"][2], ln["bbox"][3] + 60]} for ln in rows]
     assert _table_rows_below(region, heads + far, page) == region  # a wide gap: not its rows
+
+
+def _shaded_table_page(path: Path) -> None:
+    """A born-digital guide's table without a caption: rows set off by shading, a head row, and cells
+    whose text wraps onto two lines beside cells of one line centred on the row (as guides print them)."""
+    doc = pymupdf.open()
+    page = doc.new_page(width=595, height=842)
+    page.insert_text((60, 80), "Surfaces are judged from a normal viewing position, which depends on the", fontsize=9)
+    page.insert_text((60, 92), "material inspected, as follows:", fontsize=9)
+    rows = [
+        (["MATERIAL"], ["VIEWING POSITION"], ["REFERENCE"]),
+        (["Kitchen benches"], ["Standing at a distance of", "600 mm to 1 m"], ["Agreed by the group"]),
+        (["Exposed block walls", "in feature areas"], ["Not less than 6 m away in", "diffuse lighting"], ["Masonry code"]),
+        (["Roof sheets"], ["Standing at a distance of 3 m"], ["Roofing association"]),
+    ]
+    top = 110.0
+    for i, row in enumerate(rows):
+        height = 30.0
+        shade = (0.2, 0.3, 0.6) if i == 0 else ((0.92, 0.92, 0.92) if i % 2 else (1, 1, 1))
+        page.draw_rect(pymupdf.Rect(60, top, 540, top + height), color=None, fill=shade, width=0)
+        for x, cell in zip((65, 225, 385), row, strict=True):
+            y0 = top + height / 2 - 6 * (len(cell) - 1) + 3
+            for k, text in enumerate(cell):
+                page.insert_text((x, y0 + 12 * k), text, fontsize=8.5)
+        page.draw_line((60, top + height), (540, top + height), color=(0.8, 0.8, 0.8), width=0.5)
+        top += height
+    page.insert_text((60, top + 30), "Where lighting is critical, defects may show that are not defects.", fontsize=9)
+    doc.save(path)
+
+
+def test_a_drawn_tables_wrapped_cells_are_read_row_by_row(tmp_path: Path) -> None:
+    """An uncaptioned table drawn with shaded rows, its cells wrapped onto two lines: each row is read
+    as one line, its cells in order ("Exposed block walls in feature areas Not less than 6 m away in
+    diffuse lighting Masonry code"). Before, the lines were read by baseline across the columns, a
+    wrapped cell's two lines above and below the row's other cells."""
+    path = tmp_path / "shaded_table.pdf"
+    _shaded_table_page(path)
+    with pymupdf.open(path) as pdf:
+        texts = [ln["text"] for ln in extract_page(pdf, 0, crop=False)["lines"]]
+    assert "Kitchen benches Standing at a distance of 600 mm to 1 m Agreed by the group" in texts
+    assert "Exposed block walls in feature areas Not less than 6 m away in diffuse lighting Masonry code" in texts
+    assert "Roof sheets Standing at a distance of 3 m Roofing association" in texts
+    assert texts[0].startswith("Surfaces are judged") and texts[-1].startswith("Where lighting is critical")
+    order = [next(i for i, t in enumerate(texts) if t.startswith(s)) for s in ("MATERIAL", "Kitchen", "Exposed", "Roof")]
+    assert order == sorted(order)
+
+
+def test_cell_rows_leave_rows_of_one_line_cells_and_text_outside_the_table() -> None:
+    lines = [
+        _ln("Intro line above the table", 60, 50, 200),
+        _ln("Label", 65, 110, 40),
+        _ln("Value", 225, 110, 40),
+        _ln("Wrapped label", 65, 140, 60),
+        _ln("goes on", 65, 152, 40),
+        _ln("Value two", 225, 146, 50),
+    ]
+    table = [[[60, 105, 220, 125], [220, 105, 540, 125]], [[60, 135, 220, 165], [220, 135, 540, 165]]]
+    ((row, members),) = cell_rows([table], lines)
+    assert row["text"] == "Wrapped label goes on Value two" and row["cells"] == 2
+    assert sorted(members) == [3, 4, 5]
