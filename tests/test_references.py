@@ -466,3 +466,35 @@ def test_a_question_names_a_numbered_paragraph_in_the_document_that_has_them() -
         {"raw": "paragraph 46", "focus": "*", "keys": ["HSE_HSG150_46"]},
         {"raw": "Table 4.1", "focus": "*", "keys": ["CEN_EN1991-1-1_table_4.1"]},
     ]
+
+
+def test_a_section_named_by_its_title_is_a_reference_to_it() -> None:
+    """Guides name sections by title: "(see Inspecting surfaces and fixtures)", "refer 'Critical
+    lighting' in this guide". A title quoted, or printed after "see"/"refer to"/"entitled", reaches the
+    first section of that title; a title that runs on into a longer name ("see Confined Spaces
+    Regulations 1997"), one in lower case after a cue, and a plain title ("General") are no reference."""
+    doc = DocId("MBIE", "Guide")
+    known = {
+        "MBIE_Guide_inspecting-surfaces": "Inspecting surfaces and fixtures",
+        "MBIE_Guide_critical-lighting": "Critical lighting",
+        "MBIE_Guide_critical-lighting-page-13": "Critical lighting (page 13)",
+        "MBIE_Guide_3.3": "Concrete masonry",
+        "MBIE_Guide_confined": "Confined spaces",
+        "MBIE_Guide_general": "General",
+    }
+    text = (
+        "Cracks seen from the normal viewing position (see Inspecting surfaces and fixtures) are defects. "
+        "Lighting: refer ‘Critical lighting’ in this guide, and 'concrete masonry'. Under the Confined "
+        "Spaces Regulations, see Confined Spaces Regulations 1997; see confined spaces; see General."
+    )
+    refs = spot_references(doc, _section(text, key="MBIE_Guide_2.2"), known)
+    assert [(r["raw"], r["target"], r["resolved"]) for r in refs] == [
+        ("Inspecting surfaces and fixtures", "MBIE_Guide_inspecting-surfaces", True),
+        ("‘Critical lighting’", "MBIE_Guide_critical-lighting", True),
+        ("'concrete masonry'", "MBIE_Guide_3.3", True),
+    ]
+    assert all(text[r["span"][0] : r["span"][1]] == r["raw"] for r in refs)
+    # a section does not refer to itself by its own title; a set of keys alone (no titles) reads none
+    own = spot_references(doc, _section(text, key="MBIE_Guide_inspecting-surfaces"), known)
+    assert [r["target"] for r in own] == ["MBIE_Guide_critical-lighting", "MBIE_Guide_3.3"]
+    assert not spot_references(doc, _section(text), set(known))
