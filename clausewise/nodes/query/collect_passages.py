@@ -511,7 +511,7 @@ def _cited(read: Reader, key: str, among: set[str]) -> list[str]:
     its heading ("determined using 5.3", where 5.3 holds subclauses) reaches the first of its subclauses
     in the answer ("5.3.1 General"), which introduces the rest. A reference to a whole section or annex
     with text of its own ("Annex C gives ground snow load maps", as a scope lists them) points to a
-    chapter, not to the text that answers: it lifts nothing."""
+    chapter, not to the text that answers: it lifts nothing, unless it names the section by its title."""
     refs = [ref for ref in read.lookup("references", key) or [] if ref.get("target") and ref["target"] != key]
     members = Counter(_mention(ref) for ref in refs)
     cited: list[str] = []
@@ -524,11 +524,17 @@ def _cited(read: Reader, key: str, among: set[str]) -> list[str]:
         target = ref["target"]
         if target not in among or _heading_only(read, target):
             target = first_subclause(target, among) or (target if target in among else None)
-        if target and target != key and not _chapter(read, target):
+        if target and target != key and (not _chapter(read, target) or _by_title(ref)):
             cited.append(target)
             if ranged is not None:
                 opened.add(ranged)
     return list(dict.fromkeys(cited))
+
+
+def _by_title(ref: dict[str, Any]) -> bool:
+    """A section named by its title ("see Inspecting surfaces and fixtures"), not by a number: the words
+    name that section's text, whether or not it is a chapter."""
+    return ref.get("kind") == "clause" and not re.search(r"\d", ref.get("raw") or "0")
 
 
 def _mention(ref: dict[str, Any]) -> tuple[str, tuple[int, ...]] | None:

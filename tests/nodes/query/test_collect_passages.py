@@ -252,6 +252,28 @@ def test_a_reference_to_a_whole_annex_lifts_nothing() -> None:
     assert score[k("annex_A")] < 0.5
 
 
+def test_a_top_level_section_named_by_its_title_is_lifted(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A guide's clause points to a section of its introduction by title ("see Inspecting surfaces"):
+    that section has no parent, as a whole annex has none, but the words name its text, not a chapter.
+    It is lifted; the annex the same clause names by number ("Annex A") is not."""
+    monkeypatch.setitem(SECTIONS, k("inspecting"), "Inspecting surfaces\nJudge a finish from a normal viewing position.")
+    monkeypatch.setitem(SECTIONS, k("2.2"), "2.2 Concrete floors\n(1) Cracks seen from the normal viewing position (see Inspecting surfaces) and Annex A.")
+    monkeypatch.setitem(
+        REFERENCES,
+        k("2.2"),
+        [
+            {"target": k("inspecting"), "raw": "Inspecting surfaces", "kind": "clause", "span": [68, 87]},
+            {"target": k("annex_A"), "raw": "Annex A", "kind": "annex", "span": [93, 100]},
+        ],
+    )
+    similarity = {k("2.2"): 0.9, k("inspecting"): 0.1, k("annex_A"): 0.1, k("7.1"): 0.3}
+    ranked = rank(deps_with(), {"search_question": "q"}, [passage(key) for key in similarity], [similarity])  # type: ignore[arg-type]
+    score = {p["key"]: p["score"] for p in ranked}
+    assert [p["key"] for p in ranked][:2] == [k("2.2"), k("inspecting")]
+    assert score[k("inspecting")] == round(score[k("2.2")] * CITED_DECAY, 4)
+    assert score[k("annex_A")] < score[k("7.1")]
+
+
 def test_a_cited_table_inherits_less_than_a_cited_clause_but_follows_the_clause_naming_it() -> None:
     """6.1 names Table 6.1, then 7.1: the table comes right after 6.1 (reading order), though a cited
     table keeps ``OBJECT_DECAY`` of the citing score and a cited clause the larger ``CITED_DECAY``."""
