@@ -281,15 +281,33 @@ def _garbled_target(doc: DocId, kind: str | None, number: str, known: Collection
 # title that runs on into a longer name ("see Confined Spaces Regulations").
 _TITLE_CUES = r"(?:see|refer to|refer|entitled|section on)\s+(?:the\s+)?"
 _PLAIN_TITLES = frozenset(
-    ("general", "scope", "notes", "introduction", "definitions", "symbols", "contents", "foreword", "references",
-     "background", "summary", "purpose", "overview", "examples", "front matter", "cover")
+    (
+        "general",
+        "scope",
+        "notes",
+        "introduction",
+        "definitions",
+        "symbols",
+        "contents",
+        "foreword",
+        "references",
+        "background",
+        "summary",
+        "purpose",
+        "overview",
+        "examples",
+        "front matter",
+        "cover",
+    )
 )
 
 
 @lru_cache(maxsize=64)
 def _title_pattern(titles: tuple[str, ...]) -> re.Pattern[str]:
     names = "|".join(re.escape(t).replace(r"\ ", r"\s+") for t in sorted(titles, key=len, reverse=True))
-    return re.compile(rf"[‘'\"“]\s*(?P<quoted>{names})\s*[’'\"”]|\b{_TITLE_CUES}(?P<cued>{names})(?-i:(?!\s+[A-Z][a-z]))", re.I)
+    return re.compile(
+        rf"[‘'\"“]\s*(?P<quoted>{names})\s*[’'\"”]|\b{_TITLE_CUES}(?P<cued>{names})(?-i:(?!\s+[A-Z][a-z]))", re.I
+    )
 
 
 def _titled_sections(known: Mapping[str, str]) -> dict[str, str]:
@@ -298,7 +316,12 @@ def _titled_sections(known: Mapping[str, str]) -> dict[str, str]:
     out: dict[str, str] = {}
     for key, title in known.items():
         t = re.sub(r"\s+", " ", title or "").strip()
-        if len(t.split()) >= 2 and len(t) >= 8 and t.lower() not in _PLAIN_TITLES and not re.search(r"\(page \d+\)$", t):
+        if (
+            len(t.split()) >= 2
+            and len(t) >= 8
+            and t.lower() not in _PLAIN_TITLES
+            and not re.search(r"\(page \d+\)$", t)
+        ):
             out.setdefault(t.lower(), key)
     return out
 

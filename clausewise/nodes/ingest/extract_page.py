@@ -185,9 +185,9 @@ def drawn_tables(page: pymupdf.Page, turn: Any) -> list[list[list[list[float]]]]
             continue
         rows = []
         for row in table.rows:
-            cells = [pymupdf.Rect(c) * turn if turn is not None else pymupdf.Rect(c) for c in row.cells if c]
-            if cells:
-                rows.append([[round(v, 1) for v in c] for c in cells])
+            boxes = [pymupdf.Rect(c) * turn if turn is not None else pymupdf.Rect(c) for c in row.cells if c]
+            if boxes:
+                rows.append([[round(b.x0, 1), round(b.y0, 1), round(b.x1, 1), round(b.y1, 1)] for b in boxes])
         out.append(rows)
     return out
 
@@ -202,7 +202,9 @@ def _in_cell(line: dict[str, Any], cell: list[float]) -> bool:
     return cell[0] - 1 <= x <= cell[2] + 1 and cell[1] - 1 <= y <= cell[3] + 1
 
 
-def cell_rows(tables: list[list[list[list[float]]]], lines: list[dict[str, Any]]) -> list[tuple[dict[str, Any], list[int]]]:
+def cell_rows(
+    tables: list[list[list[list[float]]]], lines: list[dict[str, Any]]
+) -> list[tuple[dict[str, Any], list[int]]]:
     """A drawn table's rows read cell by cell: where a cell's text wraps onto two or more lines, set
     beside cells of one line centred on the row ("Standing at a distance of" / "Bathroom and kitchen
     cabinetry  As agreed ..." / "to 1 m"), the row is one line, its cells in order, each cell's lines
@@ -1239,9 +1241,7 @@ def read_page(doc: pymupdf.Document, pno: int, *, crop: bool = True) -> dict[str
             tables = drawn_tables(page, turn)
         boxes = [o["bbox"] for o in objects]
         tables = [
-            t
-            for t in tables
-            if not any(_overlap_x(_union(t), b) > 0 and _overlap_y(_union(t), b) > 0 for b in boxes)
+            t for t in tables if not any(_overlap_x(_union(t), b) > 0 and _overlap_y(_union(t), b) > 0 for b in boxes)
         ]
         rebuilt = cell_rows(tables, flow)
     first_of = {id(flow[min(m, key=lambda i: flow[i]["bbox"][1::-1])]): row for row, m in rebuilt}

@@ -924,7 +924,11 @@ def _shaded_table_page(path: Path) -> None:
     rows = [
         (["MATERIAL"], ["VIEWING POSITION"], ["REFERENCE"]),
         (["Kitchen benches"], ["Standing at a distance of", "600 mm to 1 m"], ["Agreed by the group"]),
-        (["Exposed block walls", "in feature areas"], ["Not less than 6 m away in", "diffuse lighting"], ["Masonry code"]),
+        (
+            ["Exposed block walls", "in feature areas"],
+            ["Not less than 6 m away in", "diffuse lighting"],
+            ["Masonry code"],
+        ),
         (["Roof sheets"], ["Standing at a distance of 3 m"], ["Roofing association"]),
     ]
     top = 110.0
@@ -955,7 +959,9 @@ def test_a_drawn_tables_wrapped_cells_are_read_row_by_row(tmp_path: Path) -> Non
     assert "Exposed block walls in feature areas Not less than 6 m away in diffuse lighting Masonry code" in texts
     assert "Roof sheets Standing at a distance of 3 m Roofing association" in texts
     assert texts[0].startswith("Surfaces are judged") and texts[-1].startswith("Where lighting is critical")
-    order = [next(i for i, t in enumerate(texts) if t.startswith(s)) for s in ("MATERIAL", "Kitchen", "Exposed", "Roof")]
+    order = [
+        next(i for i, t in enumerate(texts) if t.startswith(s)) for s in ("MATERIAL", "Kitchen", "Exposed", "Roof")
+    ]
     assert order == sorted(order)
 
 

@@ -256,8 +256,14 @@ def test_a_top_level_section_named_by_its_title_is_lifted(monkeypatch: pytest.Mo
     """A guide's clause points to a section of its introduction by title ("see Inspecting surfaces"):
     that section has no parent, as a whole annex has none, but the words name its text, not a chapter.
     It is lifted; the annex the same clause names by number ("Annex A") is not."""
-    monkeypatch.setitem(SECTIONS, k("inspecting"), "Inspecting surfaces\nJudge a finish from a normal viewing position.")
-    monkeypatch.setitem(SECTIONS, k("2.2"), "2.2 Concrete floors\n(1) Cracks seen from the normal viewing position (see Inspecting surfaces) and Annex A.")
+    monkeypatch.setitem(
+        SECTIONS, k("inspecting"), "Inspecting surfaces\nJudge a finish from a normal viewing position."
+    )
+    monkeypatch.setitem(
+        SECTIONS,
+        k("2.2"),
+        "2.2 Concrete floors\n(1) Cracks seen from the normal viewing position (see Inspecting surfaces) and Annex A.",
+    )
     monkeypatch.setitem(
         REFERENCES,
         k("2.2"),
