@@ -7,6 +7,7 @@ the rendered page, and linked to the number and title of their caption.
 
 from __future__ import annotations
 
+import logging
 import re
 import time
 from concurrent.futures.process import BrokenProcessPool
@@ -20,6 +21,8 @@ from clausewise.pdf import MUPDF_LOCK, WorkerPool, open_pdf, worker_document
 
 if TYPE_CHECKING:  # page workers import this module: keep LangGraph out of their start-up
     from clausewise.graph.state import PageTask
+
+log = logging.getLogger(__name__)
 
 CROP_DPI = 110
 MAX_CROP_PX = 3000  # longest side of a cropped figure, table or expression
@@ -179,8 +182,15 @@ def drawn_tables(page: pymupdf.Page, turn: Any) -> list[list[list[list[float]]]]
     """The tables drawn on a born-digital page (ruled, or rows set off by shading) that PyMuPDF's table
     finder sees, each as its rows of cell boxes, in the page's coordinates as shown. Call under the
     MuPDF lock."""
+    if max(page.rect.width, page.rect.height) > MAX_LAYOUT_PT:
+        return []  # a drawing sheet of several metres: read by baselines, as the layout model skips it
+    try:
+        found = page.find_tables().tables
+    except Exception as exc:  # noqa: BLE001 - a page the finder cannot read keeps its text as baselines
+        log.warning("page %d: table finder failed (%s); its lines are read by baseline", page.number + 1, exc)
+        return []
     out = []
-    for table in page.find_tables().tables:
+    for table in found:
         if table.row_count < 2 or table.col_count < 2:
             continue
         rows = []

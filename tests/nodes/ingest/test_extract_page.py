@@ -978,3 +978,22 @@ def test_cell_rows_leave_rows_of_one_line_cells_and_text_outside_the_table() -> 
     ((row, members),) = cell_rows([table], lines)
     assert row["text"] == "Wrapped label goes on Value two" and row["cells"] == 2
     assert sorted(members) == [3, 4, 5]
+
+
+def test_a_page_the_table_finder_fails_on_keeps_its_lines(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The table finder raising on a page loses nothing: the page is read by baselines, as before it
+    ran, and the failure is logged with the page's number."""
+    path = tmp_path / "shaded_table.pdf"
+    _shaded_table_page(path)
+
+    def broken(self: pymupdf.Page, *args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("cannot read this page's drawings")
+
+    monkeypatch.setattr(pymupdf.Page, "find_tables", broken)
+    with pymupdf.open(path) as pdf, caplog.at_level("WARNING"):
+        texts = [ln["text"] for ln in extract_page(pdf, 0, crop=False)["lines"]]
+    assert "Roof sheets Standing at a distance of 3 m Roofing association" in texts
+    assert "Standing at a distance of" in texts and "600 mm to 1 m" in texts  # by baseline, every word kept
+    assert "page 1: table finder failed" in caplog.text
