@@ -178,17 +178,17 @@ def _merge_row(row: list[dict[str, Any]]) -> dict[str, Any]:
     return merged
 
 
-def drawn_tables(page: pymupdf.Page, turn: Any) -> list[list[list[list[float]]]]:
+def drawn_tables(page: pymupdf.Page, turn: Any) -> list[list[list[list[float]]]] | None:
     """The tables drawn on a born-digital page (ruled, or rows set off by shading) that PyMuPDF's table
-    finder sees, each as its rows of cell boxes, in the page's coordinates as shown. Call under the
-    MuPDF lock."""
+    finder sees, each as its rows of cell boxes, in the page's coordinates as shown; None where the
+    finder fails on the page (its lines are then read by baseline). Call under the MuPDF lock."""
     if max(page.rect.width, page.rect.height) > MAX_LAYOUT_PT:
         return []  # a drawing sheet of several metres: read by baselines, as the layout model skips it
     try:
         found = page.find_tables().tables
     except Exception as exc:  # noqa: BLE001 - a page the finder cannot read keeps its text as baselines
         log.warning("page %d: table finder failed (%s); its lines are read by baseline", page.number + 1, exc)
-        return []
+        return None
     out = []
     for table in found:
         if table.row_count < 2 or table.col_count < 2:
@@ -1239,6 +1239,7 @@ def read_page(doc: pymupdf.Document, pno: int, *, crop: bool = True) -> dict[str
                 obj["png"] = pix.tobytes("png")
     # A drawn table's wrapped cells read as its rows (a captioned table's lines are its object's already).
     rebuilt: list[tuple[dict[str, Any], list[int]]] = []
+    tables_failed = False
     flow_rows = _rows_in_order([[ln for ln in g if ln in flow] for g in groups])
     # (only where rules are drawn and a baseline holds cells set apart: the finder costs about 0.2 s a page)
     if (
@@ -1248,10 +1249,13 @@ def read_page(doc: pymupdf.Document, pno: int, *, crop: bool = True) -> dict[str
         and any(len(r) > 1 and "cells" in _merge_row(r) for r in flow_rows)
     ):
         with MUPDF_LOCK:
-            tables = drawn_tables(page, turn)
+            found = drawn_tables(page, turn)
+        tables_failed = found is None
         boxes = [o["bbox"] for o in objects]
         tables = [
-            t for t in tables if not any(_overlap_x(_union(t), b) > 0 and _overlap_y(_union(t), b) > 0 for b in boxes)
+            t
+            for t in found or []
+            if not any(_overlap_x(_union(t), b) > 0 and _overlap_y(_union(t), b) > 0 for b in boxes)
         ]
         rebuilt = cell_rows(tables, flow)
     first_of = {id(flow[min(m, key=lambda i: flow[i]["bbox"][1::-1])]): row for row, m in rebuilt}
@@ -1287,6 +1291,7 @@ def read_page(doc: pymupdf.Document, pno: int, *, crop: bool = True) -> dict[str
         "has_image": has_image,
         "scanned": scanned,
         "columns": len(groups) > 1,
+        "tables_failed": tables_failed,
         "layout_s": round(layout_s, 4),
         "seconds": round(time.perf_counter() - t0, 4),
     }

@@ -1141,6 +1141,25 @@ def with_neighbours(sections: dict[str, dict[str, Any]]) -> dict[str, dict[str, 
     return sections
 
 
+def page_warnings(pages: list[dict[str, Any]]) -> list[str]:
+    """What reading the pages could not do, said once for the document: pages nobody can search, and
+    pages whose drawn tables the table finder could not read (their lines were read by baseline)."""
+
+    def listed(numbers: list[int]) -> str:
+        return f"{', '.join(map(str, numbers[:20]))}{' ...' if len(numbers) > 20 else ''}"
+
+    out = []
+    blank = [p["page"] for p in pages if not p["has_text"] and p["has_image"]]
+    if blank:
+        out.append(f"{len(blank)} page(s) have an image but no text layer (not searchable): {listed(blank)}")
+    failed = [p["page"] for p in pages if p.get("tables_failed")]
+    if failed:
+        out.append(
+            f"{len(failed)} page(s) whose drawn tables could not be read as rows (read line by line): {listed(failed)}"
+        )
+    return out
+
+
 def merge_sections(state: IngestState, runtime: Runtime[IngestContext]) -> dict[str, Any]:
     """Every page is in: close the file, build the sections, and warn about pages nobody can search."""
     close_pdf(state["path"])
@@ -1149,13 +1168,7 @@ def merge_sections(state: IngestState, runtime: Runtime[IngestContext]) -> dict[
     if not any(p["has_text"] for p in pages):
         raise IngestError(f"{Path(state['path']).name}: no page has a text layer; run OCR on the scan first")
     sections = build_sections(doc_id_of(doc), doc["title"], pages)
-    warnings = list(state.get("warnings", []))
-    blank = [p["page"] for p in pages if not p["has_text"] and p["has_image"]]
-    if blank:
-        warnings.append(
-            f"{len(blank)} page(s) have an image but no text layer (not searchable): "
-            f"{', '.join(map(str, blank[:20]))}{' ...' if len(blank) > 20 else ''}"
-        )
+    warnings = list(state.get("warnings", [])) + page_warnings(pages)
     if not any(s["kind"] == "clause" for s in sections.values()):
         warnings.append("no numbered clauses found; the document is indexed as front matter only")
     return {"sections": with_neighbours(sections), "warnings": warnings}

@@ -993,7 +993,12 @@ def test_a_page_the_table_finder_fails_on_keeps_its_lines(
 
     monkeypatch.setattr(pymupdf.Page, "find_tables", broken)
     with pymupdf.open(path) as pdf, caplog.at_level("WARNING"):
-        texts = [ln["text"] for ln in extract_page(pdf, 0, crop=False)["lines"]]
+        result = extract_page(pdf, 0, crop=False)
+    texts = [ln["text"] for ln in result["lines"]]
     assert "Roof sheets Standing at a distance of 3 m Roofing association" in texts
     assert "Standing at a distance of" in texts and "600 mm to 1 m" in texts  # by baseline, every word kept
     assert "page 1: table finder failed" in caplog.text
+    assert result["tables_failed"] is True  # said again in the document's warnings (merge-sections)
+    monkeypatch.undo()
+    with pymupdf.open(path) as pdf:
+        assert extract_page(pdf, 0, crop=False)["tables_failed"] is False

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from clausewise.keys import DocId
-from clausewise.nodes.ingest.merge_sections import build_sections, plausible_next
+from clausewise.nodes.ingest.merge_sections import build_sections, page_warnings, plausible_next
 from clausewise.stores import Stores
 from clausewise.stores.local import LocalBlobs
 
@@ -1396,3 +1396,23 @@ def test_a_table_whose_caption_carries_a_change_mark_set_apart_is_the_clause_its
     table, clause = sections["ACME_WC1_table_7.5"], sections["ACME_WC1_1.1"]
     assert table["parent"] == "ACME_WC1_1.1"
     assert "NOTE 1 Linear interpolation" in table["text"] and "Linear interpolation" not in clause["text"]
+
+
+def test_the_documents_warnings_name_pages_nobody_can_search_and_tables_not_read_as_rows() -> None:
+    pages = [
+        {"page": 1, "has_text": True, "has_image": False},
+        {"page": 2, "has_text": False, "has_image": True},
+        {"page": 3, "has_text": True, "has_image": False, "tables_failed": True},
+        {"page": 4, "has_text": True, "has_image": True, "tables_failed": False},
+    ]
+    assert page_warnings(pages) == [
+        "1 page(s) have an image but no text layer (not searchable): 2",
+        "1 page(s) whose drawn tables could not be read as rows (read line by line): 3",
+    ]
+    assert page_warnings(pages[:1]) == []
+    many = [{"page": n, "has_text": True, "has_image": False, "tables_failed": True} for n in range(1, 26)]
+    assert page_warnings(many) == [
+        "25 page(s) whose drawn tables could not be read as rows (read line by line): "
+        + ", ".join(map(str, range(1, 21)))
+        + " ..."
+    ]
