@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from clausewise.keys import DocId, clean_number, find_designations, object_key, split_key
@@ -302,28 +302,32 @@ _PLAIN_TITLES = frozenset(
 )
 
 
-@lru_cache(maxsize=64)
-def _title_pattern(titles: tuple[str, ...]) -> re.Pattern[str]:
-    names = "|".join(re.escape(t).replace(r"\ ", r"\s+") for t in sorted(titles, key=len, reverse=True))
-    return re.compile(
-        rf"[‘'\"“]\s*(?P<quoted>{names})\s*[’'\"”]|\b{_TITLE_CUES}(?P<cued>{names})(?-i:(?!\s+[A-Z][a-z]))", re.I
-    )
+class SectionTitles(dict[str, str]):
+    """A document's section keys with their titles, as ``known`` for :func:`spot_references`: the titles
+    that name a section and their pattern are worked out once for the document, not once a section."""
 
+    @cached_property
+    def named(self) -> dict[str, str]:
+        """A title (lower case) -> the first section printing it, for titles of two words or more that
+        say what the section holds ("Critical lighting", not "General" or a page's continuation)."""
+        out: dict[str, str] = {}
+        for key, title in self.items():
+            t = re.sub(r"\s+", " ", title or "").strip()
+            if (
+                len(t.split()) >= 2
+                and len(t) >= 8
+                and t.lower() not in _PLAIN_TITLES
+                and not re.search(r"\(page \d+\)$", t)
+            ):
+                out.setdefault(t.lower(), key)
+        return out
 
-def _titled_sections(known: Mapping[str, str]) -> dict[str, str]:
-    """A title (lower case) -> the first section printing it, for titles of two words or more that say
-    what the section holds ("Critical lighting", not "General" or a page's continuation)."""
-    out: dict[str, str] = {}
-    for key, title in known.items():
-        t = re.sub(r"\s+", " ", title or "").strip()
-        if (
-            len(t.split()) >= 2
-            and len(t) >= 8
-            and t.lower() not in _PLAIN_TITLES
-            and not re.search(r"\(page \d+\)$", t)
-        ):
-            out.setdefault(t.lower(), key)
-    return out
+    @cached_property
+    def pattern(self) -> re.Pattern[str]:
+        names = "|".join(re.escape(t).replace(r"\ ", r"\s+") for t in sorted(self.named, key=len, reverse=True))
+        return re.compile(
+            rf"[‘'\"“]\s*(?P<quoted>{names})\s*[’'\"”]|\b{_TITLE_CUES}(?P<cued>{names})(?-i:(?!\s+[A-Z][a-z]))", re.I
+        )
 
 
 def spot_references(doc: DocId, section: Section, known: Collection[str]) -> list[dict[str, Any]]:
@@ -483,14 +487,14 @@ def spot_references(doc: DocId, section: Section, known: Collection[str]) -> lis
             target = section.get("next_" + wanted) if wanted else section.get("next")
             target = target or section.get("next")
         add(m.group(0), m.span(), target, "neighbour")
-    titled = _titled_sections(known) if isinstance(known, Mapping) else {}
-    if titled:
-        for m in _title_pattern(tuple(titled)).finditer(text):
+    titles = known if isinstance(known, SectionTitles) else SectionTitles(known) if isinstance(known, Mapping) else None
+    if titles is not None and titles.named:
+        for m in titles.pattern.finditer(text):
             name = "quoted" if m.group("quoted") else "cued"
             if name == "cued" and not m.group(name)[0].isupper():
                 continue  # a title cited is printed as a title
             span = m.span() if name == "quoted" else m.span(name)
-            add(text[span[0] : span[1]], span, titled[re.sub(r"\s+", " ", m.group(name)).lower()], "clause")
+            add(text[span[0] : span[1]], span, titles.named[re.sub(r"\s+", " ", m.group(name)).lower()], "clause")
     self_key = section["key"]
     out = [r for r in refs if r["target"] != self_key]
     out.sort(key=lambda r: r["span"][0])

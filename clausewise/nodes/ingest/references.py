@@ -10,13 +10,14 @@ from langgraph.runtime import Runtime
 from clausewise.graph.state import IngestContext, IngestState
 from clausewise.nodes.ingest.check_document import doc_id_of
 from clausewise.nodes.ingest.deps import system_of
+from clausewise.references import SectionTitles
 from clausewise.tools.parallel import map_ordered
 
 
 def references(state: IngestState, runtime: Runtime[IngestContext]) -> dict[str, Any]:
     tasks = system_of(runtime).ingest_tasks
     sections = state["sections"]
-    known = {key: section.get("title") or "" for key, section in sections.items()}  # titles: see spot_references
+    known = SectionTitles({key: section.get("title") or "" for key, section in sections.items()})  # see spot_references
     doc = doc_id_of(state["doc"])
     out = {}
     found = map_ordered(
