@@ -26,9 +26,12 @@ if TYPE_CHECKING:
 Section = dict[str, Any]
 
 _OBJ = (
-    r"(?P<kind>Tables?|Figures?|Fig\.|Expressions?|Equations?|Eqs?\.|Annex(?:es)?|Appendix|Appendices|Sections?|[Cc]lauses?"
-    r"|[Ss]ubclauses?)"
+    r"(?P<kind>[Tt]ables?|[Ff]igures?|Fig\.|[Ee]xpressions?|[Ee]quations?|Eqs?\.|[Aa]nnex(?:es)?|[Aa]ppendix|[Aa]ppendices"
+    r"|Sections?|[Cc]lauses?|[Ss]ubclauses?)"
 )
+# Lower case ("taken from annex A", "given by expression (3.1)", as some codes print them) counts where the
+# document has what it names: "sections 65" on a contents line names none, so "section" stays capitalised.
+_LOWER_KINDS = ("table", "figure", "expression", "equation", "annex", "appendi")
 # a number of at most two digits a level: "Appendices 129" on a contents line is a page, not Appendix 12
 _NUMTOK = r"(?:[A-H]\s?\.?\s?)?\d{1,2}(?:\s?\.\s?\d{1,2}){0,4}(?!\d)[a-z]?"
 _OBJECT_REF = re.compile(
@@ -442,7 +445,10 @@ def spot_references(doc: DocId, section: Section, known: Collection[str]) -> lis
         head = (m.start(), m.end("first"))  # "Tables 5.1": the word and the first number
         if any(a <= m.start("first") < b for a, b in taken):
             continue  # read already ("ASCE 7-16 Table 13.6-1", "Tables C-1, C-2"): its "-1" is no clause 1
-        add(text[head[0] : head[1]], head, named(kind, m.group("first")), kind)
+        first = named(kind, m.group("first"))
+        if m.group("kind").startswith(_LOWER_KINDS) and first not in known and _ocr_variant(first, known) is None:
+            continue
+        add(text[head[0] : head[1]], head, first, kind)
         more_start = m.start("more")
         previous = m.group("first")
         for n in re.finditer(r"\(?\s?" + _NUMTOK + r"\s?\)?|[A-H]\b", m.group("more") or ""):

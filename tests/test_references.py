@@ -151,6 +151,26 @@ def test_spot_references_units() -> None:
     assert [r["span"][0] for r in refs] == sorted(r["span"][0] for r in refs)
 
 
+def test_an_object_named_in_lower_case_is_a_reference_where_the_document_has_it() -> None:
+    """Some codes print "taken from annex A", "given by expression (3.1)": those are references. A
+    lower-case word whose number the document does not have ("sections 65", "tables 12" on a contents
+    line) is not."""
+    doc = DocId("CEN", "EN1991-9-9")
+    known = {f"{DOC}_annex_A", f"{DOC}_annex_E", f"{DOC}_expression_3.1", f"{DOC}_table_E.5", f"{DOC}_figure_2.1"}
+    text = (
+        "T0 may be taken from annex A; a method is given in annex E. The net flux is given by expression (3.1), "
+        "the growth rate in table E.5 and figure 2.1. Rectangular sections 65, tables 12."
+    )
+    refs = spot_references(doc, _section(text), known)
+    assert [(r["raw"].strip(), r["target"], r["kind"]) for r in refs] == [
+        ("annex A", f"{DOC}_annex_A", "annex"),
+        ("annex E", f"{DOC}_annex_E", "annex"),
+        ("expression (3.1)", f"{DOC}_expression_3.1", "expression"),
+        ("table E.5", f"{DOC}_table_E.5", "table"),
+        ("figure 2.1", f"{DOC}_figure_2.1", "figure"),
+    ]
+
+
 def test_an_appendix_is_referred_to_as_an_annex() -> None:
     """ "Appendix 1" (numbered, as HSE's guides number them) and "Appendix B" reach the annex of that
     code: ingest codes an appendix as an annex."""

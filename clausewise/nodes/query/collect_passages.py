@@ -305,7 +305,7 @@ def rank(
         else:
             s -= FRONT_PENALTY if p["kind"] == "front" else 0.0
             s -= GLOSSARY_PENALTY if glossary(p) or _under_reference_list(read, p["key"]) else 0.0
-        if p["kind"] not in OBJECT_KINDS and bare(p["text"]):
+        if p["kind"] not in OBJECT_KINDS and bare(p["text"], p.get("title")):
             s -= HEADING_PENALTY
         if _informative(read, p["key"]):
             s -= INFORMATIVE_PENALTY
@@ -563,7 +563,8 @@ def _chapter(read: Reader, key: str) -> bool:
 
 
 def _heading_only(read: Reader, key: str) -> bool:
-    return bare((read.section(key) or {}).get("text", ""))
+    section = read.section(key) or {}
+    return bare(section.get("text", ""), section.get("title"))
 
 
 def _cited_in_text(read: Reader, passage: dict[str, Any], cited: list[str]) -> list[str]:

@@ -132,13 +132,24 @@ def signature_docs(signature: str) -> list[str]:
 HEADING_ONLY_CHARS = 40  # a section with less text under its heading stands for its subclauses
 
 
-def bare(text: str) -> bool:
-    """A heading with (almost) no text under it."""
-    return len(text.partition("\n")[2].strip()) < HEADING_ONLY_CHARS
+_STATUS = re.compile(r"\(\s?(?:n\s?o\s?r\s?m|i\s?n\s?f\s?o\s?r\s?m)[a-z ]*\)\s*", re.I)  # "(i nformative)" too
+
+
+def bare(text: str, title: str | None = None) -> bool:
+    """A heading with (almost) no text under it. An annex's heading runs over lines: its label, its
+    standing ("(informative)") and its title ("Annex A / (Normative) / Isotherms of national minimum
+    and maximum shade air / temperatures"); ``title``, the section's, is heading too."""
+    body = text.partition("\n")[2].strip()
+    body = body[m.end() :] if (m := _STATUS.match(body)) else body
+    if title and body.startswith(title.strip()):
+        body = body[len(title.strip()) :]
+    return len(body.strip()) < HEADING_ONLY_CHARS
 
 
 def first_subclause(key: str, among: set[str]) -> str | None:
-    """The first of ``among`` one level below ``key`` ("5" -> "5.1"): what a bare heading stands for."""
+    """The first of ``among`` one level below ``key`` ("5" -> "5.1"): what a bare heading stands for.
+    An annex's clauses are numbered by its letter: "Annex B" -> "B.1", "Annex A1" -> "A1.1"."""
+    key = re.sub(r"_annex_([A-Z]\d?)$", r"_\1", key)
     children = [k for k in among if k.startswith(key + ".") and k[len(key) + 1 : len(key) + 2].isdigit()]
     return min(children, key=_natural, default=None)
 

@@ -3,7 +3,6 @@ and the sections the question names by number ("Table 6.2", "5.2(7)", "Section 5
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from langgraph.runtime import Runtime
@@ -30,10 +29,8 @@ def keyword(state: QueryState, runtime: Runtime[QueryContext]) -> dict[str, Any]
             near = deps.vector_index.similarity(deps.query_vector(state["search_question"]), n["keys"])
             key = max(n["keys"], key=lambda k: near[k].score if k in near else -1.0)
         section = deps.section(key) or {}
-        if bare(section.get("text", "")):  # a bare heading stands for its first subclause
-            # an annex's subclauses are numbered by its letter: "Annex B" -> "B.1"
-            stem = re.sub(r"_annex_([A-Z])$", r"_\1", key)
-            key = first_subclause(stem, resolver.sections(section["doc_key"])) or key
+        if bare(section.get("text", ""), section.get("title")):  # a bare heading stands for its first subclause
+            key = first_subclause(key, resolver.sections(section["doc_key"])) or key
         named.setdefault(key, n["focus"])
         candidates[key] = {"via": "named", "hop": 0, "from_key": None, "ref": n["raw"], "focus": n["focus"]}
     return {"candidates": candidates, "named": named}

@@ -40,7 +40,7 @@ from clausewise.nodes.query.collect_passages import (
     rank,
 )
 from clausewise.nodes.query.compose import compose
-from clausewise.nodes.query.deps import Reader
+from clausewise.nodes.query.deps import Reader, bare, first_subclause
 from clausewise.stores.index import Hit
 from clausewise.system import System
 from clausewise.tools.query_tasks import OfflineQueryTasks, Terms, Vocabulary, stem
@@ -108,9 +108,10 @@ PRECEDENCE = {k("annex_A"): [{"type": "informative", "rule": "informative", "sou
 
 
 def parent(key: str) -> str | None:
-    """ "5.3.1" sits in "5.3", "5.2" in "5"; an annex is a chapter of its own."""
+    """ "5.3.1" sits in "5.3", "5.2" in "5", "A.1" in "Annex A"; an annex is a chapter of its own."""
     code = key.rsplit("_", 1)[1]
-    return k(code.rsplit(".", 1)[0]) if "." in code else None
+    up = code.rsplit(".", 1)[0] if "." in code else None
+    return k(f"annex_{up}" if up and up.isalpha() else up) if up else None
 
 
 def deps_with(
@@ -250,6 +251,47 @@ def test_a_reference_to_a_whole_annex_lifts_nothing() -> None:
     assert [p["key"] for p in ranked] == [k("1.1"), k("7.1"), k("annex_A")]
     assert score[k("7.1")] == round(score[k("1.1")] * CITED_DECAY, 4)
     assert score[k("annex_A")] < 0.5
+
+
+def test_an_annex_heading_is_bare_and_stands_for_its_first_clause() -> None:
+    """An annex's heading is its label, its standing (as a scan reads it: "(i nformative)") and its
+    title, wrapped or not: nothing to read there. Its clauses are numbered by its letter."""
+    assert bare("Annex E\n(i nformative)\nFire load densities")
+    assert bare(
+        "Annex A\n(Normative)\nIsotherms of national minimum and maximum shade air\ntemperatures",
+        "Isotherms of national minimum and maximum shade air",
+    )
+    assert not bare("Annex C\n(informative)\nSnow maps\n(1) This Annex presents the European snow maps.", "Snow maps")
+    among = {k("A.2"), k("A.1"), k("A1.1"), k("A1.10"), k("A1.2"), k("annex_A1")}
+    assert first_subclause(k("annex_A"), among) == k("A.1")
+    assert first_subclause(k("annex_A1"), among) == k("A1.1")
+    assert first_subclause(k("5.3"), {k("5.3.2"), k("5.3.10")}) == k("5.3.2")
+
+
+def test_a_reference_to_an_annex_that_is_only_its_heading_lifts_its_first_clause(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """ "T0 may be taken from annex A": an annex whose text is only its heading (label, standing, a title
+    run over two lines) stands for its first clause, as a bare numbered heading stands for its first
+    subclause. A.1 is lifted as a cited clause; the annex heading itself gains nothing."""
+    monkeypatch.setitem(
+        SECTIONS,
+        k("annex_A"),
+        "Annex A\n(Normative)\nIsotherms of national minimum and maximum shade air\ntemperatures",
+    )
+    monkeypatch.setitem(SECTIONS, k("A.1"), "A.1 General\n(3) If no information is available T0 may be taken as 10 C.")
+    monkeypatch.setitem(SECTIONS, k("6.3"), "6.3 Range\n(2) The initial temperature T0 may be taken from annex A.")
+    monkeypatch.setitem(
+        REFERENCES, k("6.3"), [{"target": k("annex_A"), "raw": "annex A", "kind": "annex", "span": [66, 73]}]
+    )
+    similarity = {k("6.3"): 0.9, k("annex_A"): 0.1, k("A.1"): 0.1, k("7.1"): 0.5}
+    monkeypatch.setitem(TITLES, k("annex_A"), "Isotherms of national minimum and maximum shade air")
+    passages = [{**passage(key), "title": TITLES.get(key, passage(key)["title"])} for key in similarity]
+    ranked = rank(deps_with(), {"search_question": "q"}, passages, [similarity])  # type: ignore[arg-type]
+    score = {p["key"]: p["score"] for p in ranked}
+    assert [p["key"] for p in ranked][:3] == [k("6.3"), k("A.1"), k("7.1")]
+    assert score[k("A.1")] == round(score[k("6.3")] * CITED_DECAY, 4)
+    assert score[k("annex_A")] < score[k("7.1")]
 
 
 def test_a_top_level_section_named_by_its_title_is_lifted(monkeypatch: pytest.MonkeyPatch) -> None:
