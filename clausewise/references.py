@@ -445,10 +445,10 @@ def spot_references(doc: DocId, section: Section, known: Collection[str]) -> lis
         head = (m.start(), m.end("first"))  # "Tables 5.1": the word and the first number
         if any(a <= m.start("first") < b for a, b in taken):
             continue  # read already ("ASCE 7-16 Table 13.6-1", "Tables C-1, C-2"): its "-1" is no clause 1
-        first = named(kind, m.group("first"))
-        if m.group("kind").startswith(_LOWER_KINDS) and first not in known and _ocr_variant(first, known) is None:
+        target = named(kind, m.group("first"))
+        if m.group("kind").startswith(_LOWER_KINDS) and target not in known and _ocr_variant(target, known) is None:
             continue
-        add(text[head[0] : head[1]], head, first, kind)
+        add(text[head[0] : head[1]], head, target, kind)
         more_start = m.start("more")
         previous = m.group("first")
         for n in re.finditer(r"\(?\s?" + _NUMTOK + r"\s?\)?|[A-H]\b", m.group("more") or ""):
