@@ -321,6 +321,23 @@ def in_case(word: str, printed: str) -> str:
     return word.upper() if printed.isupper() else word.capitalize() if printed[0].isupper() else word
 
 
+def headings_above(section_of: Callable[[str], dict[str, Any] | None], key: str, depth: int = 2) -> list[str]:
+    """The titles of the headings a section sits under, outermost first, up to ``depth`` of them besides
+    the section's own ("Groundwork / Excavations" above a paragraph under "Inspections and reports": a
+    guide that prints the same heading in two chapters tells them apart by their chapters)."""
+    section = section_of(key) or {}
+    titles: list[str] = []
+    seen = {(section.get("title") or "").strip().lower()}
+    parent = section.get("parent")
+    while parent and len(titles) < depth and (above := section_of(parent)) is not None:
+        title = (above.get("title") or "").strip()
+        if title and title.lower() not in seen:
+            titles.insert(0, title)
+            seen.add(title.lower())
+        parent = above.get("parent")
+    return titles
+
+
 def read_as(text: str, readings: dict[str, str] | None) -> str:
     """``text`` with each misread word (:func:`scan_readings`) as the word it stands for, in the
     printed word's case ("Tinlber" -> "Timber"): what is searched, embedded and matched. A passage

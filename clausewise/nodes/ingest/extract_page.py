@@ -62,6 +62,7 @@ EXPRESSION_CITED = re.compile(
     r"\b(see|Expression|Expressions|Equation|Equations|Eq\.|in|and|to|from|of|with|using)\s*$", re.I
 )
 _BOLD_FONT = re.compile(r"bold|black|heavy|semibold|demi", re.I)
+_ITALIC_FONT = re.compile(r"italic|oblique", re.I)
 # A page label that names itself: found in the outer fifth of a page, not only in the header or footer band
 _PAGE_LABEL = re.compile(r"^\s*page\s+\d{1,4}(?:\s+of\s+\d{1,4})?\s*$", re.I)
 # A printed page number: "12", "xiv", "2-10", "Page 31 of 141", "- 12 -".
@@ -159,6 +160,7 @@ def _merge_row(row: list[dict[str, Any]]) -> dict[str, Any]:
         merged["size"] = max(ln["size"] for ln in row)
         chars = [len(ln["text"]) for ln in row]
         merged["bold"] = sum(c for c, ln in zip(chars, row, strict=True) if ln["bold"]) >= 0.6 * sum(chars)
+        merged["italic"] = sum(c for c, ln in zip(chars, row, strict=True) if ln.get("italic")) >= 0.6 * sum(chars)
         lead = row[0]["lead"] or (row[0]["text"] if row[0]["bold"] else "")
         for ln in row[1:]:  # "1.1" and its bold title are separate lines on one baseline
             if lead != " ".join(x["text"] for x in row[: row.index(ln)]) or not (ln["bold"] or ln["lead"]):
@@ -559,6 +561,10 @@ def _is_bold(span: dict[str, Any]) -> bool:
     return bool(span.get("flags", 0) & 16) or bool(_BOLD_FONT.search(span.get("font", "")))
 
 
+def _is_italic(span: dict[str, Any]) -> bool:
+    return bool(span.get("flags", 0) & 2) or bool(_ITALIC_FONT.search(span.get("font", "")))
+
+
 # Symbol fonts put their glyphs in the private use area (U+F0xx): a list's ticks, crosses and bullets
 # would reach the text as unreadable code points. The marks lists are made of, by font and code.
 _DINGBATS = {
@@ -620,6 +626,7 @@ def _page_lines(raw: dict[str, Any], turn: Any) -> list[dict[str, Any]]:
             weights = [(len(re.sub(r"\W", "", sp["text"])), _is_bold(sp)) for sp in spans]
             chars = sum(w for w, _ in weights) or 1
             bold_chars = sum(w for w, b in weights if b)
+            italic_chars = sum(w for (w, _), sp in zip(weights, spans, strict=True) if _is_italic(sp))
             lead = ""
             if spans and _is_bold(spans[0]) and bold_chars < chars:
                 for sp in spans:
@@ -632,6 +639,7 @@ def _page_lines(raw: dict[str, Any], turn: Any) -> list[dict[str, Any]]:
                     "bbox": [round(v, 1) for v in box],
                     "size": round(max(sp["size"] for sp in spans), 1),
                     "bold": bold_chars / chars >= 0.6,
+                    "italic": italic_chars / chars >= 0.6,
                     "lead": re.sub(r"\s+", " ", lead).strip(),
                 }
             )

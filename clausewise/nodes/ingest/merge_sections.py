@@ -118,6 +118,7 @@ class Line:
     bold: bool = False
     lead: str = ""
     cells: int = 1  # pieces set wide apart on its baseline: three or more make a table's row, two no title
+    italic: bool = False
 
 
 def _unmarked(line: Line) -> Line:
@@ -223,6 +224,7 @@ class _Parser:
                     ln.get("bold", False),
                     ln.get("lead", ""),
                     ln.get("cells", 1),
+                    ln.get("italic", False),
                 )
                 for ln in p["lines"]
             ]
@@ -610,6 +612,12 @@ class _Parser:
             return self._open(Draft(code, kind, title), line)
 
         part: Draft | None = None  # the heading part numbered paragraphs belong to
+        # The headings still open, each with its typographic rank: a born-digital document that does not
+        # number its headings sets a chapter's larger or bolder than its sections' ("Groundwork" 28 pt,
+        # "Excavations" 11 pt bold, "Inspections and reports" 10 pt bold italic), and a heading belongs
+        # to the nearest heading above it that is set stronger.
+        levels: list[tuple[tuple[float, bool, bool], Draft]] = []
+        ranked: list[tuple[tuple[float, bool, bool], Draft]] = []
         whole = len(lines) == len(self.lines)  # no numbered clauses: an appendix is found here or nowhere
         annex_open: Draft | None = None  # the appendix the lines are in (its first line is its heading)
         skip = 0
@@ -667,6 +675,7 @@ class _Parser:
                 current = self._open(Draft(f"annex_{letter}", "annex", title, extra={"status": status}), line)
                 current.lines += lines[k + 1 : k + used]
                 annex_open, skip = current, used - 1
+                levels.clear()
                 continue
             if heading and annex_open is not None:
                 size = annex_open.lines[0].size
@@ -681,6 +690,13 @@ class _Parser:
             if current is None or heading or (in_toc and current.kind != "contents") or current.kind == "cover":
                 title = "Contents" if in_toc else (named if heading else "Front matter")
                 current = open_(title, "contents" if in_toc else "front", line)
+                if heading and self.born_digital and line.size:
+                    rank = self._rank(line)
+                    while levels and levels[-1][0] <= rank:
+                        levels.pop()
+                    current.parent = levels[-1][1].code if levels else None
+                    levels.append((rank, current))
+                    ranked.append((rank, current))
                 continue
             if current.kind == "contents" and not in_toc:
                 current = open_("Front matter", "front", line)
@@ -690,9 +706,22 @@ class _Parser:
                 and current.kind == "front"
                 and sum(len(ln.text) for ln in current.lines) > 1500
             ):  # no heading for a page or more: page-sized parts
+                above = current.parent
                 current = open_(f"{current.title.split(' (page')[0]} (page {line.page})", "front", line)
+                current.parent = above
                 continue
             current.lines.append(line)
+
+        if len(ranked) > 1 and ranked[0][0] > max(rank for rank, _ in ranked[1:]):
+            # the first heading set larger than every later one is the document's title, not a chapter
+            for draft in self.drafts:
+                if draft.parent == ranked[0][1].code:
+                    draft.parent = None
+
+    @staticmethod
+    def _rank(line: Line) -> tuple[float, bool, bool]:
+        """How strongly a heading is set: its size (to half a point), then bold, then upright."""
+        return (round(line.size * 2) / 2, line.bold, not line.italic)
 
     def _in_drawing(self, line: Line) -> bool:
         """The line's middle lies inside a figure's box on its page."""

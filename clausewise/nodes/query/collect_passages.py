@@ -41,7 +41,16 @@ from clausewise.nodes.query.deps import QueryDeps, Reader, bare, deps_of, first_
 from clausewise.page_map import pages_between
 from clausewise.stores.index import Hit
 from clausewise.tools.models import soft_text
-from clausewise.tools.query_tasks import Terms, is_definition, read_as, search_prefixes, stem, terms_in, units
+from clausewise.tools.query_tasks import (
+    Terms,
+    headings_above,
+    is_definition,
+    read_as,
+    search_prefixes,
+    stem,
+    terms_in,
+    units,
+)
 
 KEY_PASSAGES = 10
 KEY_CHARS = 10_000
@@ -112,6 +121,7 @@ def collect_passages(state: QueryState, runtime: Runtime[QueryContext]) -> dict[
                 "section": code_label(split_key(key)[2]),
                 "kind": section["kind"],
                 "title": section.get("title"),
+                "within": headings_above(deps.section, key),
                 "page": pages[0],
                 "pages": pages,
                 "text": GAP.join(text[a:b].strip() for a, b in spans),

@@ -211,7 +211,10 @@ def _rest_table(rest: list[dict[str, Any]]) -> list[str]:
     if supporting:
         lines += ["", "| # | document | section | title | page |", "|---|---|---|---|---|"]
         for p in supporting:
-            title = " ".join((p.get("title") or "").split())[:70].replace("|", "/")
+            title = " ".join((p.get("title") or "").split())
+            if p.get("within"):  # the nearest heading it sits under: one of two "Inspections and reports"
+                title += f" ({p['within'][-1]})"
+            title = title[:70].replace("|", "/")
             section = "" if heading_coded(p["section"], p.get("title")) else p["section"]  # its title names it
             lines.append(f"| {p.get('rank', '')} | {p['document']} | {section} | {title} | {p['page']} |")
     if background:
@@ -289,7 +292,8 @@ def _passage_md(p: dict[str, Any], limit: int, terms: Terms | None = None) -> li
     longer clause by its paragraphs that bear most on the question (:func:`_bearing`), a longer table by
     its rows that do (:func:`_bearing_rows`), what they choose quoted whole up to twice ``limit``."""
     head = f"**{cited(p['document'], p['section'], p.get('title'))}**"
-    head += f" {p['title']}" if p.get("title") and not heading_coded(p["section"], p["title"]) else ""
+    if p.get("title") and not heading_coded(p["section"], p["title"]):  # with the headings it sits under
+        head += " " + " › ".join([*p.get("within", []), p["title"]])
     head += f" (page {', '.join(map(str, p['pages']))})"
     if p.get("hop"):
         head += f" via {p['via']} from {p['from_key']}"

@@ -1416,3 +1416,70 @@ def test_the_documents_warnings_name_pages_nobody_can_search_and_tables_not_read
         + ", ".join(map(str, range(1, 21)))
         + " ..."
     ]
+
+
+def test_unnumbered_headings_nest_by_how_strongly_they_are_set(tmp_path: Any) -> None:
+    """A born-digital guide that numbers its paragraphs but not its headings: a chapter in large type,
+    its sections in bold, their parts in bold italic. Each heading sits under the nearest heading above it
+    set more strongly, so the same part heading in two chapters ("Inspections and reports") is told apart
+    by its chapter; the title page's display title is no chapter's parent; and the chunks the vector index
+    reads carry the headings above a paragraph."""
+    import pymupdf
+
+    from clausewise.nodes.ingest.embed import make_chunks
+    from clausewise.nodes.ingest.extract_page import read_page
+    from clausewise.nodes.ingest.merge_sections import with_neighbours
+
+    doc = pymupdf.open()
+    title = doc.new_page(width=595, height=842)  # a title page with a lead text: not a cover
+    title.insert_text((57, 200), "Safety on widget sites", fontsize=28, fontname="hebo")
+    for i in range(12):
+        title.insert_text(
+            (57, 260 + 16 * i), f"This guide, line {i}, is for all who plan, manage and do the work.", fontsize=10
+        )
+    n = 0
+    for chapter, section in (("Working at height", "Scaffolds"), ("Groundwork", "Trenches")):
+        for lines in (
+            [(chapter, 20.0, "helv")],
+            [(section, 12.0, "hebo")],
+            [("Inspections and reports", 10.0, "hebi")],
+        ):
+            page = doc.new_page(width=595, height=842)
+            y = 150.0
+            for text, size, font in lines:
+                page.insert_text((57, y), text, fontsize=size, fontname=font)
+                y += 30
+            for _ in range(6):
+                n += 1
+                page.insert_text((57, y), str(n), fontsize=10)
+                page.insert_text(
+                    (90, y),
+                    f"Paragraph {n} on {section.lower()} asks the contractor to take care of the work, "
+                    "the public and the site at all times.",
+                    fontsize=10,
+                )
+                y += 24
+    path = tmp_path / "nested.pdf"
+    doc.save(path)
+    with pymupdf.open(path) as pdf:
+        pages = [read_page(pdf, i, crop=False) for i in range(len(pdf))]
+    sections = with_neighbours(build_sections(DocId("ACME", "SG2"), "Guide", pages))
+
+    def chain(key: str) -> list[str]:
+        titles = []
+        while sections[key].get("parent"):
+            key = sections[key]["parent"]
+            titles.append(sections[key]["title"])
+        return titles
+
+    first = next(k for k, s in sections.items() if s["text"].startswith("15 Paragraph 15"))
+    second = next(k for k, s in sections.items() if s["text"].startswith("33 Paragraph 33"))
+    assert chain(first) == ["Inspections and reports", "Scaffolds", "Working at height"]
+    assert chain(second) == ["Inspections and reports", "Trenches", "Groundwork"]
+    assert sections[first]["parent"] != sections[second]["parent"]
+    assert sections["ACME_SG2_safety-on-widget-sites"]["kind"] == "front"  # read as a heading, set largest
+    assert not any(s["parent_title"] == "Safety on widget sites" for s in sections.values())
+    heads = {c["key"]: c["text"].split("\n")[0] for c in make_chunks(sections, {}, 400)}
+    # the two nearest headings above it besides its own
+    assert heads[second] == "SG2 33 Groundwork / Trenches / Inspections and reports"
+    assert heads[first] == "SG2 15 Working at height / Scaffolds / Inspections and reports"
