@@ -16,7 +16,7 @@ from clausewise.nodes.ingest.deps import system_of
 from clausewise.page_map import page_at
 from clausewise.stores.index import check_embedding_model
 from clausewise.tools.models import soft_text
-from clausewise.tools.query_tasks import headings_above, read_as, scan_readings
+from clausewise.tools.query_tasks import read_as, scan_readings
 
 
 def embed(state: IngestState, runtime: Runtime[IngestContext]) -> dict[str, Any]:
@@ -49,8 +49,7 @@ def make_chunks(
     for key, s in sections.items():
         if s["kind"] == "contents":
             continue
-        path = " / ".join([*headings_above(sections.get, key), s.get("title") or ""])  # the headings it sits under
-        heading = f"{s['document']} {s['section']} {path}".strip()
+        heading = f"{s['document']} {s['section']} {s.get('title') or ''}".strip()
         body = s["text"]
         if s["kind"] == "figure":  # a drawing's OCR is mostly noise: its caption and description say more
             body = "\n".join(filter(None, [descriptions.get(key), body[:300]]))

@@ -1422,13 +1422,13 @@ def test_unnumbered_headings_nest_by_how_strongly_they_are_set(tmp_path: Any) ->
     """A born-digital guide that numbers its paragraphs but not its headings: a chapter in large type,
     its sections in bold, their parts in bold italic. Each heading sits under the nearest heading above it
     set more strongly, so the same part heading in two chapters ("Inspections and reports") is told apart
-    by its chapter; the title page's display title is no chapter's parent; and the chunks the vector index
-    reads carry the headings above a paragraph."""
+    by its chapter; the title page's display title is no chapter's parent; and a passage's `within` (the
+    headings above it, as the brief shows them) names them."""
     import pymupdf
 
-    from clausewise.nodes.ingest.embed import make_chunks
     from clausewise.nodes.ingest.extract_page import read_page
     from clausewise.nodes.ingest.merge_sections import with_neighbours
+    from clausewise.tools.query_tasks import headings_above
 
     doc = pymupdf.open()
     title = doc.new_page(width=595, height=842)  # a title page with a lead text: not a cover
@@ -1479,7 +1479,7 @@ def test_unnumbered_headings_nest_by_how_strongly_they_are_set(tmp_path: Any) ->
     assert sections[first]["parent"] != sections[second]["parent"]
     assert sections["ACME_SG2_safety-on-widget-sites"]["kind"] == "front"  # read as a heading, set largest
     assert not any(s["parent_title"] == "Safety on widget sites" for s in sections.values())
-    heads = {c["key"]: c["text"].split("\n")[0] for c in make_chunks(sections, {}, 400)}
     # the two nearest headings above it besides its own
-    assert heads[second] == "SG2 33 Groundwork / Trenches / Inspections and reports"
-    assert heads[first] == "SG2 15 Working at height / Scaffolds / Inspections and reports"
+    assert headings_above(sections.get, second) == ["Groundwork", "Trenches"]
+    assert headings_above(sections.get, first) == ["Working at height", "Scaffolds"]
+    assert headings_above(sections.get, sections[second]["parent"]) == ["Groundwork", "Trenches"]

@@ -694,6 +694,9 @@ def test_a_short_section_is_quoted_whole_with_its_pages(sample_store: SimpleName
     (passage,) = collect_passages(state, query_runtime(system))["passages"]  # type: ignore[arg-type]
     assert passage["text"] == section["text"].strip() and passage["spans"] == [[0, len(section["text"])]]
     assert passage["pages"] == section["pages"] and passage["page"] == section["pages"][0]
+    # the headings it sits under, outermost first, for the brief to show: 5.3.2 is in 5.3, in 5
+    above = [system.stores.lookup("sections", k)["title"] for k in ("CEN_EN1991-9-9_5", "CEN_EN1991-9-9_5.3")]
+    assert passage["within"] == [t for t in above if t and t != section["title"]] and passage["within"]
 
 
 def _one_extract(key: str, section: dict[str, Any]) -> dict[str, Any]:
