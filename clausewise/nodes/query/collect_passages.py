@@ -77,6 +77,7 @@ INFORMATIVE_PENALTY = 0.06  # guidance in an informative annex, after the normat
 SOFT_MATCH_PASSAGES = 30  # the head of the list read again word by word (about 0.75 s on 2 cores)
 SOFT_MATCH_WEIGHT = 1.0
 SOFT_PART_WEIGHT = 0.15  # the best sub-question's soft match, beside the whole question's
+NEAREST_KEPT = 25  # the vector search's nearest sections are kept even when no paragraph has the question's words
 WHOLE_SECTION_CHARS = 2000  # a section this short is quoted whole: one clause, read as one
 BRIDGE_CHARS = 300  # a gap this short between two extracts (a NOTE, a line) is quoted with them
 LEAD_REACH = 1500  # a list's item this near the sentence that opens it is quoted with the items between
@@ -95,7 +96,12 @@ def collect_passages(state: QueryState, runtime: Runtime[QueryContext]) -> dict[
     deps = deps_of(runtime)
     read = deps.reader()
     cands = state.get("candidates") or {}
-    extracts = {key: parts for key, parts in (state.get("extracts") or {}).items() if parts}
+    read_parts = state.get("extracts") or {}
+    extracts = {key: parts for key, parts in read_parts.items() if parts}
+    # The search's nearest sections are kept though no paragraph of theirs has the question's words: the
+    # vector matched what they say ("inspect the excavation" for "check the trench").
+    for key in unworded_nearest(cands, read_parts):
+        extracts[key] = []
     nearest, by_query = nearest_chunks(deps, state, list(extracts))
     passages = []
     for key, parts in extracts.items():
@@ -109,6 +115,8 @@ def collect_passages(state: QueryState, runtime: Runtime[QueryContext]) -> dict[
             spans = [(p["start"], p["start"] + len(p["text"])) for p in parts]
             # the lines that brought the section nearest the question are quoted too, whatever their words
             where = chunk_span(text, nearest[key].chunk.get("text", "")) if key in nearest else None
+            if not spans and where is None:
+                where = (0, WHOLE_SECTION_CHARS)
             spans = merge_spans(qualified(text, spans + ([where] if where else [])), bridge=BRIDGE_CHARS)
         pages = sorted({page for a, b in spans for page in pages_between(section, a, b)})
         c = cands.get(key, {"via": "vector", "hop": 0, "from_key": None})
@@ -129,10 +137,20 @@ def collect_passages(state: QueryState, runtime: Runtime[QueryContext]) -> dict[
                 "hop": c["hop"],
                 "via": c["via"],
                 "from_key": c.get("from_key"),
-                "score": max(p["score"] for p in parts),
+                "score": max((p["score"] for p in parts), default=0.0),
             }
         )
     return {"passages": rank(deps, state, passages, by_query, read)}
+
+
+def unworded_nearest(cands: dict[str, dict[str, Any]], read_parts: dict[str, list[Any]]) -> list[str]:
+    """The sections among the ``NEAREST_KEPT`` the vector search found nearest (directly, by their
+    similarity) that relevance read and found no paragraph of bearing on."""
+    found = sorted(
+        (k for k, c in cands.items() if c.get("via") == "vector" and not c.get("hop")),
+        key=lambda k: (-cands[k].get("score", 0.0), k),
+    )
+    return [k for k in found[:NEAREST_KEPT] if k in read_parts and not read_parts[k]]
 
 
 def nearest_chunks(

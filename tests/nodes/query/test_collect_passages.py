@@ -846,3 +846,34 @@ def test_a_table_is_cited_as_its_key_numbers_it_also_from_a_store_that_labelled_
     state = _one_extract(key, section)
     (passage,) = collect_passages(state, query_runtime(system))["passages"]  # type: ignore[arg-type]
     assert passage["section"] == "Table 5.1"
+
+
+def test_the_searchs_nearest_sections_are_kept_though_no_paragraph_has_the_questions_words(
+    sample_store: SimpleNamespace, embedder: Any, monkeypatch: Any
+) -> None:
+    """Relevance found no paragraph of a section with the question's words ("check the trench" where it
+    says "inspect the excavation"), but the vector search found it among the nearest: it stays in the
+    answer, quoted from the lines it was found by. One found further down, or through a reference, does
+    not."""
+    system = System(
+        stores=sample_store.stores, embedder=embedder, query_tasks=OfflineQueryTasks(), cache_dir=Path("/x")
+    )
+    near, far, cited = "CEN_EN1991-9-9_5.3.2", "CEN_EN1991-9-9_5.3.1", "CEN_EN1991-9-9_annex_A"
+    state = {
+        "question": "q",
+        "started": 0.0,
+        "search_question": "how is the load on the roof worked out?",
+        "candidates": {
+            near: {"via": "vector", "hop": 0, "from_key": None, "score": 0.6},
+            far: {"via": "vector", "hop": 0, "from_key": None, "score": 0.3},
+            cited: {"via": "reference", "hop": 1, "from_key": near, "score": 0.9},
+        },
+        "extracts": {near: [], far: [], cited: []},
+    }
+    monkeypatch.setattr(collect_module, "NEAREST_KEPT", 1)
+    passages = collect_passages(state, query_runtime(system))["passages"]  # type: ignore[arg-type]
+    assert [p["key"] for p in passages] == [near]
+    section = system.stores.lookup("sections", near)
+    assert passages[0]["text"] and passages[0]["text"] in section["text"].strip()
+    monkeypatch.setattr(collect_module, "NEAREST_KEPT", 0)
+    assert collect_passages(state, query_runtime(system))["passages"] == []  # type: ignore[arg-type]
