@@ -129,7 +129,7 @@ def collect_passages(state: QueryState, runtime: Runtime[QueryContext]) -> dict[
                 "section": code_label(split_key(key)[2]),
                 "kind": section["kind"],
                 "title": section.get("title"),
-                "within": headings_above(deps.section, key),
+                "within": headings_above(read.section, key),
                 "page": pages[0],
                 "pages": pages,
                 "text": GAP.join(text[a:b].strip() for a, b in spans),
