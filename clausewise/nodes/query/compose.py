@@ -7,6 +7,7 @@ import base64
 import re
 import time
 from collections import Counter, defaultdict
+from collections.abc import Set as AbstractSet
 from itertools import groupby
 from typing import Any
 
@@ -135,6 +136,10 @@ def render_markdown(
         return "\n".join(lines)
     key = [p for p in passages if p.get("tier") == "key"] or passages[:1]
     rest = [p for p in passages if p not in key]
+    # A title two passages share ("Inspections and reports" of the scaffold and of the excavation
+    # chapter) is shown with the headings above it, which tell them apart.
+    titles = Counter(_plain(p.get("title")) for p in passages if p.get("title"))
+    shared = {t for t, n in titles.items() if n > 1}
     lines += ["### Summary", summary, "", f"### Key passages ({len(key)} of {len(passages)})"]
     image_of = {img["id"]: img for img in images}
     by_key = {p["key"]: p for p in passages}
@@ -145,7 +150,7 @@ def render_markdown(
 
     budget = MARKDOWN_QUOTE_CHARS
     for p in key:
-        lines += _passage_md(p, min(MARKDOWN_PASSAGE_CHARS, max(budget, MARKDOWN_PASSAGE_MIN)), terms)
+        lines += _passage_md(p, min(MARKDOWN_PASSAGE_CHARS, max(budget, MARKDOWN_PASSAGE_MIN)), terms, shared)
         budget -= len(p["text"])
         img = image_of.get(p["key"])
         if img:  # a quoted figure, table or expression: its image with it, a click away
@@ -189,7 +194,7 @@ def render_markdown(
             where = ", ".join(_name(k, by_key) for k in named) + (f" and {more} more in the answer" if more else "")
             lines.append(f"- **{topic}** ({where}): {note}")
     if rest:
-        lines += _rest_table(rest)
+        lines += _rest_table(rest, shared)
     unresolved = state.get("unresolved_references") or []
     if unresolved:
         lines += ["", f"### Unresolved references ({len(unresolved)})"]
@@ -203,7 +208,11 @@ def render_markdown(
     return "\n".join(lines)
 
 
-def _rest_table(rest: list[dict[str, Any]]) -> list[str]:
+def _plain(title: str | None) -> str:
+    return " ".join((title or "").split()).lower()
+
+
+def _rest_table(rest: list[dict[str, Any]], shared: AbstractSet[str] = frozenset()) -> list[str]:
     """Supporting passages as one row each; background ones counted by document."""
     supporting = [p for p in rest if p.get("tier") == "supporting"]
     background = [p for p in rest if p.get("tier") != "supporting"]
@@ -212,7 +221,7 @@ def _rest_table(rest: list[dict[str, Any]]) -> list[str]:
         lines += ["", "| # | document | section | title | page |", "|---|---|---|---|---|"]
         for p in supporting:
             title = " ".join((p.get("title") or "").split())
-            if p.get("within"):  # the nearest heading it sits under: one of two "Inspections and reports"
+            if p.get("within") and _plain(title) in shared:  # the nearest heading above tells two alike apart
                 title += f" ({p['within'][-1]})"
             title = title[:70].replace("|", "/")
             section = "" if heading_coded(p["section"], p.get("title")) else p["section"]  # its title names it
@@ -287,13 +296,15 @@ def _name(key: str, by_key: dict[str, dict[str, Any]]) -> str:
         return key
 
 
-def _passage_md(p: dict[str, Any], limit: int, terms: Terms | None = None) -> list[str]:
+def _passage_md(
+    p: dict[str, Any], limit: int, terms: Terms | None = None, shared: AbstractSet[str] = frozenset()
+) -> list[str]:
     """A passage quoted, cut at a line end after ``limit`` characters (the JSON answer has it whole); a
     longer clause by its paragraphs that bear most on the question (:func:`_bearing`), a longer table by
     its rows that do (:func:`_bearing_rows`), what they choose quoted whole up to twice ``limit``."""
     head = f"**{cited(p['document'], p['section'], p.get('title'))}**"
-    if p.get("title") and not heading_coded(p["section"], p["title"]):  # with the headings it sits under
-        head += " " + " › ".join([*p.get("within", []), p["title"]])
+    if p.get("title") and not heading_coded(p["section"], p["title"]):  # a shared title with the headings above
+        head += " " + " › ".join([*(p.get("within", []) if _plain(p["title"]) in shared else []), p["title"]])
     head += f" (page {', '.join(map(str, p['pages']))})"
     if p.get("hop"):
         head += f" via {p['via']} from {p['from_key']}"

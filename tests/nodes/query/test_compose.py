@@ -369,12 +369,15 @@ def test_a_section_without_a_number_is_named_by_its_heading_not_its_stored_code(
     assert "**HSG150 Excavations** (page 71)" in brief and "**HSG150 345** Collapse of the sides (page 72)" in brief
     assert "| 3 | HSG150 |  | Manual handling | 73 |" in brief
     assert "excavations-2" not in brief and "manual-handling" not in brief
-    # a passage under headings of its own is shown with them: the chapter tells two alike apart
+    # a title two passages share is shown with the headings above each, which tell them apart; one
+    # the answer has once is shown alone
     passages[1]["within"] = ["Groundwork", "Excavations"]
     passages[2]["within"] = ["Moving goods safely"]
+    passages.append(passage("131", "Collapse of the sides", "supporting", 4) | {"within": ["Working at height"]})
     brief = render_markdown({"search_question": "When is shoring needed?"}, passages, [], summary)  # type: ignore[typeddict-item]
     assert "**HSG150 345** Groundwork › Excavations › Collapse of the sides (page 72)" in brief
-    assert "| 3 | HSG150 |  | Manual handling (Moving goods safely) | 73 |" in brief
+    assert "| 4 | HSG150 | 131 | Collapse of the sides (Working at height) | 74 |" in brief
+    assert "| 3 | HSG150 |  | Manual handling | 73 |" in brief and "Moving goods" not in brief
 
 
 def test_a_value_stated_in_a_bulleted_item_is_listed_once_bulleted_in_the_summary() -> None:
