@@ -42,6 +42,7 @@ from clausewise.page_map import pages_between
 from clausewise.stores.index import Hit
 from clausewise.tools.models import soft_text
 from clausewise.tools.query_tasks import (
+    OfflineQueryTasks,
     Terms,
     headings_above,
     is_definition,
@@ -99,9 +100,11 @@ def collect_passages(state: QueryState, runtime: Runtime[QueryContext]) -> dict[
     read_parts = state.get("extracts") or {}
     extracts = {key: parts for key, parts in read_parts.items() if parts}
     # The search's nearest sections are kept though no paragraph of theirs has the question's words: the
-    # vector matched what they say ("inspect the excavation" for "check the trench").
-    for key in unworded_nearest(cands, read_parts):
-        extracts[key] = []
+    # vector matched what they say ("inspect the excavation" for "check the trench"). The term rules'
+    # threshold dropped them; a model reads the meaning, and what it drops stays dropped.
+    if deps.tasks.name == OfflineQueryTasks.name:
+        for key in unworded_nearest(cands, read_parts):
+            extracts[key] = []
     nearest, by_query = nearest_chunks(deps, state, list(extracts))
     passages = []
     for key, parts in extracts.items():

@@ -877,3 +877,10 @@ def test_the_searchs_nearest_sections_are_kept_though_no_paragraph_has_the_quest
     assert passages[0]["text"] and passages[0]["text"] in section["text"].strip()
     monkeypatch.setattr(collect_module, "NEAREST_KEPT", 0)
     assert collect_passages(state, query_runtime(system))["passages"] == []  # type: ignore[arg-type]
+
+    class ModelTasks(OfflineQueryTasks):
+        name = "gemini"  # a model read the section and found nothing: it stays dropped
+
+    monkeypatch.setattr(collect_module, "NEAREST_KEPT", 1)
+    model = System(stores=sample_store.stores, embedder=embedder, query_tasks=ModelTasks(), cache_dir=Path("/x"))
+    assert collect_passages(state, query_runtime(model))["passages"] == []  # type: ignore[arg-type]
