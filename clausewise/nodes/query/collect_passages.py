@@ -101,10 +101,13 @@ def collect_passages(state: QueryState, runtime: Runtime[QueryContext]) -> dict[
     extracts = {key: parts for key, parts in read_parts.items() if parts}
     # The search's nearest sections are kept though no paragraph of theirs has the question's words: the
     # vector matched what they say ("inspect the excavation" for "check the trench"). The term rules'
-    # threshold dropped them; a model reads the meaning, and what it drops stays dropped.
-    if deps.tasks.name == OfflineQueryTasks.name:
+    # threshold dropped them; a model reads the meaning, and what it drops stays dropped. Beside what
+    # relevance found only: when nothing bears on the question, the nearest sections are still nearest.
+    if extracts and deps.tasks.name == OfflineQueryTasks.name:
         for key in unworded_nearest(cands, read_parts):
-            extracts[key] = []
+            section = read.section(key)
+            if section is not None and not bare(section["text"], section.get("title")):  # a heading says nothing
+                extracts[key] = []
     nearest, by_query = nearest_chunks(deps, state, list(extracts))
     passages = []
     for key, parts in extracts.items():

@@ -853,12 +853,14 @@ def test_the_searchs_nearest_sections_are_kept_though_no_paragraph_has_the_quest
 ) -> None:
     """Relevance found no paragraph of a section with the question's words ("check the trench" where it
     says "inspect the excavation"), but the vector search found it among the nearest: it stays in the
-    answer, quoted from the lines it was found by. One found further down, or through a reference, does
-    not."""
+    answer, quoted from the lines it was found by, beside what relevance found. One found further down,
+    or through a reference, does not; nor does any when relevance found nothing at all."""
     system = System(
         stores=sample_store.stores, embedder=embedder, query_tasks=OfflineQueryTasks(), cache_dir=Path("/x")
     )
     near, far, cited = "CEN_EN1991-9-9_5.3.2", "CEN_EN1991-9-9_5.3.1", "CEN_EN1991-9-9_annex_A"
+    found = "CEN_EN1991-9-9_table_5.1"
+    table = system.stores.lookup("sections", found)
     state = {
         "question": "q",
         "started": 0.0,
@@ -867,20 +869,28 @@ def test_the_searchs_nearest_sections_are_kept_though_no_paragraph_has_the_quest
             near: {"via": "vector", "hop": 0, "from_key": None, "score": 0.6},
             far: {"via": "vector", "hop": 0, "from_key": None, "score": 0.3},
             cited: {"via": "reference", "hop": 1, "from_key": near, "score": 0.9},
+            found: {"via": "keyword", "hop": 0, "from_key": None, "score": 0.1},
         },
-        "extracts": {near: [], far: [], cited: []},
+        "extracts": {
+            near: [],
+            far: [],
+            cited: [],
+            found: [{"start": 0, "text": table["text"][:40], "pages": table["pages"][:1], "score": 2.0}],
+        },
     }
     monkeypatch.setattr(collect_module, "NEAREST_KEPT", 1)
-    passages = collect_passages(state, query_runtime(system))["passages"]  # type: ignore[arg-type]
-    assert [p["key"] for p in passages] == [near]
+    passages = {p["key"]: p for p in collect_passages(state, query_runtime(system))["passages"]}  # type: ignore[arg-type]
+    assert set(passages) == {near, found}
     section = system.stores.lookup("sections", near)
-    assert passages[0]["text"] and passages[0]["text"] in section["text"].strip()
+    assert passages[near]["text"] and passages[near]["text"] in section["text"].strip()
     monkeypatch.setattr(collect_module, "NEAREST_KEPT", 0)
-    assert collect_passages(state, query_runtime(system))["passages"] == []  # type: ignore[arg-type]
+    assert [p["key"] for p in collect_passages(state, query_runtime(system))["passages"]] == [found]  # type: ignore[arg-type]
+    monkeypatch.setattr(collect_module, "NEAREST_KEPT", 1)
+    nothing = state | {"extracts": {near: [], far: [], cited: [], found: []}}
+    assert collect_passages(nothing, query_runtime(system))["passages"] == []  # type: ignore[arg-type]
 
     class ModelTasks(OfflineQueryTasks):
         name = "gemini"  # a model read the section and found nothing: it stays dropped
 
-    monkeypatch.setattr(collect_module, "NEAREST_KEPT", 1)
     model = System(stores=sample_store.stores, embedder=embedder, query_tasks=ModelTasks(), cache_dir=Path("/x"))
-    assert collect_passages(state, query_runtime(model))["passages"] == []  # type: ignore[arg-type]
+    assert [p["key"] for p in collect_passages(state, query_runtime(model))["passages"]] == [found]  # type: ignore[arg-type]
