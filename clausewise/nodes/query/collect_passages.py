@@ -59,6 +59,7 @@ SUPPORTING_PASSAGES = 40
 GAP = "\n…\n"  # between two verbatim pieces of one section's text
 CITED_DECAY = 0.9  # a cited clause keeps this share of its citing section's score, per hop
 OBJECT_DECAY = 0.75  # a cited table, figure, expression or definition keeps this share: a clause names many
+REPEATED_DECAY = 0.9  # ... or this share, where the clause names it more than once: the rule reads its values
 RANGE_MEMBERS = 2  # a reference naming more sections than this is a range: it lifts its first one only
 MAX_FOLLOWERS = 1  # cited objects placed right after a passage (more crowd out the next clauses)
 FOLLOWER_KINDS = ("table", "expression")  # a figure's passage is its caption: its drawing is an image
@@ -66,6 +67,7 @@ COVERAGE_WEIGHT = 0.5
 LENGTH_WEIGHT = 0.03  # per e-fold of a passage's quoted text beyond LENGTH_FROM: the cost of reading it
 LENGTH_FROM = 500
 PART_COVERAGE_WEIGHT = 0.3  # a sub-question's coverage, beside the whole question's
+PART_SPECIFIC = 12.0  # the weight of its terms the answer holds at which a sub-question counts in full
 KEYWORD_WEIGHT = 0.1  # BM25 over the whole section, as a share of the answer's best
 DOCUMENT_WEIGHT = 0.2
 SHARE_OF = 15  # a document's share is of this many passages nearest the question or a sub-question
@@ -318,7 +320,7 @@ def rank(
     # A passage that answers one part of the question covers that part's terms, few of the whole's
     # ("the fire design of the roof steelwork" in a question mostly on roof snow): it also gains by
     # its best sub-question's coverage.
-    parts = [coverage_shares(texts, deps.terms(q)) for q in dict.fromkeys(state.get("sub_questions") or [])]
+    parts = [part_coverage(texts, deps.terms(q)) for q in dict.fromkeys(state.get("sub_questions") or [])]
     similarity = leveled(by_query)
     share = document_share(passages, by_query)
     # A question across two parts can need a part whose sections are few among the nearest to every
@@ -398,13 +400,26 @@ def rank(
     return ordered
 
 
-def coverage_shares(texts: dict[str, str], terms: Terms) -> dict[str, float]:
+def coverage_shares(
+    texts: dict[str, str], terms: Terms, covered: dict[str, set[str]] | None = None
+) -> dict[str, float]:
     """Each passage's share (``texts``: its title and quoted text, by key) of the query's weighted terms
     that some passage of the answer has: a question's own words that no code uses ("freak", "ever")
     would otherwise dilute it, more in a wordy question than in a terse one."""
-    covered = {key: terms_in(text, terms) for key, text in texts.items()}
+    covered = covered if covered is not None else {key: terms_in(text, terms) for key, text in texts.items()}
     total = sum(terms.weights[t] for t in set().union(*covered.values())) or 1.0
     return {key: sum(terms.weights[t] for t in found) / total for key, found in covered.items()}
+
+
+def part_coverage(texts: dict[str, str], terms: Terms) -> dict[str, float]:
+    """Each passage's coverage of a sub-question's terms, as :func:`coverage_shares`, times how much
+    the sub-question says: the weight of its terms the answer holds, as a share of ``PART_SPECIFIC``
+    (at most 1). A part of few and common words ("What does the guidance say?", "who has to look at
+    it?") is covered whole by every passage with its one word; a part with
+    several telling words is covered whole by the passages that answer it."""
+    covered = {key: terms_in(text, terms) for key, text in texts.items()}
+    said = min(1.0, sum(terms.weights[t] for t in set().union(*covered.values())) / PART_SPECIFIC)
+    return {key: share * said for key, share in coverage_shares(texts, terms, covered).items()}
 
 
 def keyword_scores(deps: QueryDeps, question: str, keys: list[str]) -> dict[str, float]:
@@ -457,8 +472,10 @@ def _order(
 ) -> tuple[list[dict[str, Any]], dict[str, float]]:
     """Reading order from the passages' own scores: each cited clause lifted to ``CITED_DECAY`` x its
     citing section's score, each cited table, figure, expression or definition (a term's wording, not a
-    rule) to ``OBJECT_DECAY`` x (to the 3rd order), and each passage followed by a table, figure or
-    expression it names whose standing comes from it. Sections lifted alike by one section come in the
+    rule) to ``OBJECT_DECAY`` x, a table, figure or expression the section names more than once (its
+    rule reads the values there: "the factors of Table E.2 ... Table E.2 may be taken as") to
+    ``REPEATED_DECAY`` x (to the 3rd order), and each passage followed by a table, figure or expression
+    it names whose standing comes from it. Sections lifted alike by one section come in the
     order it names them. Also the lifted scores."""
     by_key = {p["key"]: p for p in passages}
     share = {
@@ -466,12 +483,15 @@ def _order(
         for t in {t for targets in cites.values() for t in targets}
     }
     named: dict[str, int] = {}  # a lifted section's place among those its lifting section cites
+    mentions = {key: Counter(r.get("target") for r in read.lookup("references", key) or []) for key in cites}
     for _ in range(3):
         lifted = dict(score)
         for key, targets in cites.items():
             for i, target in enumerate(targets):
-                if score[key] * share[target] > lifted[target]:
-                    lifted[target] = score[key] * share[target]
+                repeated = by_key[target]["kind"] in OBJECT_KINDS and mentions[key][target] > 1
+                kept = REPEATED_DECAY if repeated else share[target]
+                if score[key] * kept > lifted[target]:
+                    lifted[target] = score[key] * kept
                     named[target] = i
         score = lifted
     ordered: list[dict[str, Any]] = []

@@ -26,6 +26,8 @@ from clausewise.nodes.query.collect_passages import (
     LENGTH_WEIGHT,
     OBJECT_DECAY,
     PART_COVERAGE_WEIGHT,
+    PART_SPECIFIC,
+    REPEATED_DECAY,
     SOFT_MATCH_WEIGHT,
     SOFT_PART_WEIGHT,
     change_record,
@@ -343,6 +345,23 @@ def test_a_cited_table_inherits_less_than_a_cited_clause_but_follows_the_clause_
     assert score[k("6.1")] * OBJECT_DECAY < score[k("8.1")] < score[k("6.1")] * CITED_DECAY
 
 
+def test_a_table_the_clause_names_twice_keeps_more_of_its_score(monkeypatch: Any) -> None:
+    """6.1 names Table 6.1 twice (its rule reads the values there): the table keeps ``REPEATED_DECAY``
+    of 6.1's score, not ``OBJECT_DECAY``, and passes 8.1, a direct hit it stays behind when named once."""
+    similarity = {k("6.1"): 0.9, k("table_6.1"): 0.1, k("8.1"): 0.77}
+    named = REFERENCES[k("6.1")]
+    monkeypatch.setitem(REFERENCES, k("6.1"), [named[0], dict(named[0], span=[70, 79]), *named[1:]])
+    monkeypatch.setattr(collect_module, "MAX_FOLLOWERS", 0)  # on its own standing, not as a follower
+    ranked = rank(deps_with(), {"search_question": "q"}, [passage(key) for key in similarity], [similarity])  # type: ignore[arg-type]
+    score = {p["key"]: p["score"] for p in ranked}
+    assert OBJECT_DECAY < REPEATED_DECAY <= CITED_DECAY
+    assert score[k("table_6.1")] == round(score[k("6.1")] * REPEATED_DECAY, 4)
+    assert [p["key"] for p in ranked] == [k("6.1"), k("table_6.1"), k("8.1")]
+    monkeypatch.setitem(REFERENCES, k("6.1"), named)  # named once
+    ranked = rank(deps_with(), {"search_question": "q"}, [passage(key) for key in similarity], [similarity])  # type: ignore[arg-type]
+    assert [p["key"] for p in ranked] == [k("6.1"), k("8.1"), k("table_6.1")]
+
+
 def test_a_table_lifts_the_clause_it_is_printed_in_that_names_it(monkeypatch: Any) -> None:
     """Table 6.1 is a direct hit and 6.1, the clause it is printed in, which names it, is not: the
     clause says what the table is for ("must not exceed ... Table 6.1"), so it comes next, lifted to
@@ -429,30 +448,49 @@ def test_coverage_is_a_share_of_the_terms_some_passage_has() -> None:
     assert round(score[k("6.1")] - score[k("5.3.10")], 4) == round(COVERAGE_WEIGHT, 4)
 
 
-def test_a_passage_that_answers_one_part_of_the_question_gains_by_that_parts_coverage(monkeypatch: Any) -> None:
-    """A question mostly on drift with one part on accidental matters: 8.1, which has the part's every
-    term but a third of the whole question's weight, comes before 5.3.10, which has none and is a little
-    more similar; by ``PART_COVERAGE_WEIGHT`` x its best part's coverage (all of it), on top of its share
-    of the whole question's terms."""
+def _two_part_question(drift_weight: float, accidental_weight: float) -> tuple[Any, dict[str, Any]]:
+    """Stand-ins for a question on drift with one part on accidental matters, its terms so weighted."""
     whole, drift, accidental = Terms(), Terms(), Terms()
-    whole.add(stem("drift"), 4.0, "question")
-    whole.add(stem("accidental"), 2.0, "question")
-    drift.add(stem("drift"), 4.0, "question")
-    accidental.add(stem("accidental"), 2.0, "question")
+    whole.add(stem("drift"), drift_weight, "question")
+    whole.add(stem("accidental"), accidental_weight, "question")
+    drift.add(stem("drift"), drift_weight, "question")
+    accidental.add(stem("accidental"), accidental_weight, "question")
     deps = deps_with()
     deps.terms = {"q": whole, "On drift?": drift, "On accidental matters?": accidental}.__getitem__
-    state = {"search_question": "q", "sub_questions": ["On drift?", "On accidental matters?"]}
-    similarity = {k("6.1"): 0.5, k("8.1"): 0.5, k("5.3.10"): 0.7}
+    return deps, {"search_question": "q", "sub_questions": ["On drift?", "On accidental matters?"]}
+
+
+def test_a_passage_that_answers_one_part_of_the_question_gains_by_that_parts_coverage(monkeypatch: Any) -> None:
+    """A question mostly on drift with one part on accidental matters: 8.1, which has the part's every
+    term but under half of the whole question's weight, comes before 5.3.10, which has none and is a
+    little more similar; by ``PART_COVERAGE_WEIGHT`` x its best part's coverage (all of it: the part's
+    terms weigh ``PART_SPECIFIC``), on top of its share of the whole question's terms."""
+    deps, state = _two_part_question(16.0, PART_SPECIFIC)
+    similarity = {k("6.1"): 0.5, k("8.1"): 0.5, k("5.3.10"): 0.75}
 
     def ranked() -> list[dict[str, Any]]:
         return rank(deps, state, [passage(key) for key in similarity], [similarity])  # type: ignore[arg-type]
 
     score = {p["key"]: p["score"] for p in ranked()}
     assert [p["key"] for p in ranked()] == [k("6.1"), k("8.1"), k("5.3.10")]
-    gained = COVERAGE_WEIGHT * (2.0 / 6.0 + PART_COVERAGE_WEIGHT * 1.0)
-    assert round(score[k("8.1")] - score[k("5.3.10")], 4) == round(gained - 0.2, 4)
+    gained = COVERAGE_WEIGHT * (PART_SPECIFIC / (16.0 + PART_SPECIFIC) + PART_COVERAGE_WEIGHT * 1.0)
+    assert round(score[k("8.1")] - score[k("5.3.10")], 4) == round(gained - 0.25, 4)
     monkeypatch.setattr(collect_module, "PART_COVERAGE_WEIGHT", 0.0)
     assert [p["key"] for p in ranked()] == [k("6.1"), k("5.3.10"), k("8.1")]
+
+
+def test_a_part_of_few_and_common_words_counts_by_what_it_says() -> None:
+    """The same part asked in one common word (its terms weigh a sixth of ``PART_SPECIFIC``): every
+    passage with that word covers it whole, so it counts a sixth as much, and 8.1 gains a sixth of the
+    part's ``PART_COVERAGE_WEIGHT``."""
+    light = PART_SPECIFIC / 6
+    deps, state = _two_part_question(16.0, light)
+    similarity = {k("6.1"): 0.5, k("8.1"): 0.5, k("5.3.10"): 0.7}
+    ranked = rank(deps, state, [passage(key) for key in similarity], [similarity])  # type: ignore[arg-type]
+    score = {p["key"]: p["score"] for p in ranked}
+    gained = COVERAGE_WEIGHT * (light / (16.0 + light) + PART_COVERAGE_WEIGHT / 6)
+    assert round(score[k("8.1")] - score[k("5.3.10")], 4) == round(gained - 0.2, 4)
+    assert [p["key"] for p in ranked] == [k("6.1"), k("5.3.10"), k("8.1")]
 
 
 def test_bm25_counts_as_a_share_of_the_answers_best() -> None:
