@@ -415,8 +415,8 @@ def part_coverage(texts: dict[str, str], terms: Terms) -> dict[str, float]:
     """Each passage's coverage of a sub-question's terms, as :func:`coverage_shares`, times how much
     the sub-question says: the weight of its terms the answer holds, as a share of ``PART_SPECIFIC``
     (at most 1). A part of few and common words ("What does the guidance say?", "who has to look at
-    it?") is covered whole by every passage with its one word; a part with
-    several telling words is covered whole by the passages that answer it."""
+    it?") is covered whole by every passage with its one word; a part with several telling words is
+    covered whole by the passages that answer it."""
     covered = {key: terms_in(text, terms) for key, text in texts.items()}
     said = min(1.0, sum(terms.weights[t] for t in set().union(*covered.values())) / PART_SPECIFIC)
     return {key: share * said for key, share in coverage_shares(texts, terms, covered).items()}
@@ -482,16 +482,19 @@ def _order(
         t: OBJECT_DECAY if by_key[t]["kind"] in OBJECT_KINDS or is_definition(read.section(t) or {}) else CITED_DECAY
         for t in {t for targets in cites.values() for t in targets}
     }
-    named: dict[str, int] = {}  # a lifted section's place among those its lifting section cites
     mentions = {key: Counter(r.get("target") for r in read.lookup("references", key) or []) for key in cites}
+    kept = {  # the share each cited section keeps of its citing section's score
+        (key, t): REPEATED_DECAY if by_key[t]["kind"] in OBJECT_KINDS and mentions[key][t] > 1 else share[t]
+        for key, targets in cites.items()
+        for t in targets
+    }
+    named: dict[str, int] = {}  # a lifted section's place among those its lifting section cites
     for _ in range(3):
         lifted = dict(score)
         for key, targets in cites.items():
             for i, target in enumerate(targets):
-                repeated = by_key[target]["kind"] in OBJECT_KINDS and mentions[key][target] > 1
-                kept = REPEATED_DECAY if repeated else share[target]
-                if score[key] * kept > lifted[target]:
-                    lifted[target] = score[key] * kept
+                if score[key] * kept[key, target] > lifted[target]:
+                    lifted[target] = score[key] * kept[key, target]
                     named[target] = i
         score = lifted
     ordered: list[dict[str, Any]] = []
