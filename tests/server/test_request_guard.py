@@ -111,21 +111,23 @@ def test_declared_oversized_bodies_without_the_key_are_refused_before_any_byte_i
     for _ in range(3):  # three 200 MB JSON bodies to /query, no key: the server answers on the headers
         status, seconds, sent = send(server, _head("/query", 200 * MB), 200 * MB)
         assert status == 401
-        assert seconds < 2, f"401 after {seconds:.1f} s"
         assert sent < 20 * MB, f"{sent / MB:.0f} MB were sent before the 401"
-    status, seconds, _ = send(
+    status, seconds, sent = send(
         server, _head("/documents", 50 * MB, content_type="multipart/form-data; boundary=b"), 50 * MB
     )
-    assert status == 401 and seconds < 2
+    assert status == 401 and sent < 20 * MB
     growth = _rss_mb(server) - rss_before
-    print(f"\nno key: 3 x 200 MB /query + 50 MB upload -> 401 each in < 2 s; RSS growth {growth:.1f} MB")
+    print(
+        f"\nno key: 3 x 200 MB /query + 50 MB upload -> 401 each on the headers "
+        f"({seconds:.2f} s for the last); RSS growth {growth:.1f} MB"
+    )
     assert growth < 30
     assert _spooled_bytes(server) < MB
 
 
 def test_oversized_bodies_with_the_key_get_413_before_they_are_read(server: SimpleNamespace) -> None:
     status, seconds, sent = send(server, _head("/query", 200 * MB, KEY), 200 * MB)
-    assert status == 413 and seconds < 2 and sent < 20 * MB
+    assert status == 413 and sent < 20 * MB
     status, _, _ = send(server, _head("/query", 70 * 1024, KEY), 70 * 1024)  # the question's 64 KB cap
     assert status == 413
     status, _, _ = send(server, _head("/documents", 50 * MB, KEY, "multipart/form-data; boundary=b"), 50 * MB)

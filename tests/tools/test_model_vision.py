@@ -228,10 +228,9 @@ def test_calls_of_a_step_run_in_parallel_within_the_limit_and_in_order() -> None
         tasks = ModelIngestTasks(chat_for(api), attempts=1, retry_wait=False, concurrency=4)
         tasks.describe_object(TABLE, [])  # the client's first call sets it up
         peak[0] = 0
-        started = time.monotonic()
         out = _describe_objects(tasks, {"sections": sections, "page_results": []})
-        elapsed = time.monotonic() - started
-    assert elapsed < 1.0, elapsed
+    # parallel: calls overlapped; within the limit: never more than 4 at once (no wall-clock
+    # bound, which a busy CI machine breaks)
     assert 2 <= peak[0] <= 4
     assert list(out) == list(sections)
     assert all(text == f"about {key}" for key, text in out.items())
