@@ -247,8 +247,11 @@ def _among_values(text: str, start: int, end: int) -> bool:
 # ties); otherwise the rules below read what they can of it, as before.
 _GARBLED_REF = re.compile(
     r"(?:(?P<kind>(?i:tables?|figures?|expressions?|equations?))\s?\(?\s?|(?P<cue>\b(?i:see|in)\s))"
-    r"(?P<num>(?:[A-H]|[1-9]\d?)(?:[.,][\dIlOSB]{1,2}){1,4})(?![\w.]*\d)(?!\w)"
+    r"(?P<num>(?:[A-H]|[1-9]\d?)(?:[.,][\dIlOSB]{1,2}){1,4}|(?:[A-H]|[1-9]\d?)A[a-z]?)(?![\w.]*\d)(?!\w)"
 )
+# ".4" that a scan read as one letter "A": "Table EA" for E.4, "Figure AA" for A.4, "Table 7Aa" for 7.4a;
+# only after an object's name, where the document has no such section as printed
+_MERGED_FOUR = re.compile(r"(?P<head>[A-H]|[1-9]\d?)A(?P<suffix>[a-z]?)")
 _GARBLED_DIGITS = {"I": "1", "l": "1", "O": "0", "S": "58", "B": "8"}
 GARBLED_TITLE_REACH = 200  # characters before the reference where a word of the meant section's title counts
 _TITLE_WORD = re.compile(r"[a-z]{3,}")
@@ -260,6 +263,11 @@ def _garbled_target(doc: DocId, kind: str | None, number: str, known: Collection
     that no title word before it tells apart, names one."""
     if "," in number and not kind:
         return None  # "in 2,5": a value
+    merged = _MERGED_FOUR.fullmatch(number)
+    if merged:
+        key = object_key(doc, f"{_kind_code(kind)}_{merged['head']}.4{merged['suffix']}") if kind else None
+        printed = object_key(doc, f"{_kind_code(kind)}_{number}") if kind else None
+        return key if key in known and printed not in known else None
     head, rest = re.split(r"[.,]", number, maxsplit=1)
     if not re.search(r"[IlOSB]", rest) and "," not in number:
         return None

@@ -313,6 +313,28 @@ def test_a_number_a_scan_printed_with_letters_for_digits_is_read_where_one_readi
     assert read("see 10.S", {**titles, f"{DOC}_10.5": ""}) == [("10.S", f"{DOC}_10.5")]
 
 
+def test_a_point_and_four_a_scan_read_as_one_letter_a_is_read_after_an_objects_name() -> None:
+    """ "(see f.i. Table EA)", "Figure AA", "Table 7Aa and Table 7Ab": a scan read ".4" as "A". After a
+    table's, figure's or expression's name it is read as .4 where the document has that section and none
+    printed so; without the name ("see EA") or where no such section exists, it is not a reference."""
+    known = {f"{DOC}_table_E.4": "Fire load densities", f"{DOC}_figure_A.4": "", f"{DOC}_table_7.4a": ""}
+    known |= {f"{DOC}_table_7.4b": "", f"{DOC}_figure_CA": "Figure CA"}
+    doc = DocId("CEN", "EN1991-9-9")
+
+    def read(text: str) -> list[tuple[str, str | None]]:
+        return [(r["raw"].strip(), r["target"]) for r in spot_references(doc, _section(text), known)]
+
+    assert read("per unit floor area (see f.i. Table EA)") == [("Table EA", f"{DOC}_table_E.4")]
+    assert read("are illustrated in Figure AA and") == [("Figure AA", f"{DOC}_figure_A.4")]
+    assert read("values are given in Table 7Aa and Table 7Ab.") == [
+        ("Table 7Aa", f"{DOC}_table_7.4a"),
+        ("Table 7Ab", f"{DOC}_table_7.4b"),
+    ]
+    assert read("as given in EA and EB") == []  # no object's name before it
+    assert read("see Table BA for the values") == []  # the document has no Table B.4
+    assert read("see Figure CA for the values") == [("Figure CA", f"{DOC}_figure_CA")]  # printed so: as printed
+
+
 def test_an_annex_to_another_document_is_that_documents() -> None:
     """ "Annex A2 to EN 1990" is EN 1990's annex, not this document's Annex A2 (which it has, on another
     subject); "Annex A 1 of this standard" stays this document's."""
