@@ -81,6 +81,7 @@ SOFT_MATCH_PASSAGES = 30  # the head of the list read again word by word (about 
 SOFT_MATCH_WEIGHT = 1.0
 SOFT_PART_WEIGHT = 0.15  # the best sub-question's soft match, beside the whole question's
 NEAREST_KEPT = 25  # the vector search's nearest sections are kept even when no paragraph has the question's words
+NEAREST_EACH = 20  # ... and those this near the question or one sub-question (a part asked in other words)
 WHOLE_SECTION_CHARS = 2000  # a section this short is quoted whole: one clause, read as one
 BRIDGE_CHARS = 300  # a gap this short between two extracts (a NOTE, a line) is quoted with them
 LEAD_REACH = 1500  # a list's item this near the sentence that opens it is quoted with the items between
@@ -106,7 +107,7 @@ def collect_passages(state: QueryState, runtime: Runtime[QueryContext]) -> dict[
     # threshold dropped them; a model reads the meaning, and what it drops stays dropped. Beside what
     # relevance found only: when nothing bears on the question, the nearest sections are still nearest.
     if extracts and deps.tasks.name == OfflineQueryTasks.name:
-        for key in unworded_nearest(cands, read_parts):
+        for key in unworded_nearest(cands, read_parts, _query_similarities(deps, state, cands)):
             section = read.section(key)
             if section is not None and not bare(section["text"], section.get("title")):  # a heading says nothing
                 extracts[key] = []
@@ -151,14 +152,31 @@ def collect_passages(state: QueryState, runtime: Runtime[QueryContext]) -> dict[
     return {"passages": rank(deps, state, passages, by_query, read)}
 
 
-def unworded_nearest(cands: dict[str, dict[str, Any]], read_parts: dict[str, list[Any]]) -> list[str]:
+def unworded_nearest(
+    cands: dict[str, dict[str, Any]], read_parts: dict[str, list[Any]], by_query: list[dict[str, float]]
+) -> list[str]:
     """The sections among the ``NEAREST_KEPT`` the vector search found nearest (directly, by their
-    similarity) that relevance read and found no paragraph of bearing on."""
+    similarity), and among the ``NEAREST_EACH`` nearest to the question or to any one sub-question
+    (``by_query``: each query's similarity to the candidates), that relevance read and found no
+    paragraph of bearing on."""
     found = sorted(
         (k for k, c in cands.items() if c.get("via") == "vector" and not c.get("hop")),
         key=lambda k: (-cands[k].get("score", 0.0), k),
     )
-    return [k for k in found[:NEAREST_KEPT] if k in read_parts and not read_parts[k]]
+    kept = dict.fromkeys(found[:NEAREST_KEPT])
+    for similarity in by_query:
+        kept.update(dict.fromkeys(sorted(found, key=lambda k: (-similarity.get(k, 0.0), k))[:NEAREST_EACH]))
+    return [k for k in kept if k in read_parts and not read_parts[k]]
+
+
+def _query_similarities(deps: QueryDeps, state: QueryState, cands: dict[str, dict[str, Any]]) -> list[dict[str, float]]:
+    """Each query's (the question's, then each sub-question's) similarity to the sections the vector
+    search found directly."""
+    keys = [k for k, c in cands.items() if c.get("via") == "vector" and not c.get("hop")]
+    queries = dict.fromkeys([state["search_question"], *(state.get("sub_questions") or [])])
+    return [
+        {k: hit.score for k, hit in deps.vector_index.similarity(deps.query_vector(q), keys).items()} for q in queries
+    ]
 
 
 def nearest_chunks(

@@ -886,6 +886,47 @@ def test_a_table_is_cited_as_its_key_numbers_it_also_from_a_store_that_labelled_
     assert passage["section"] == "Table 5.1"
 
 
+def test_a_section_nearest_one_sub_question_is_kept_though_the_search_found_it_far_down(
+    sample_store: SimpleNamespace, embedder: Any, monkeypatch: Any
+) -> None:
+    """A part of the question asked in other words than the section's ("how long do we keep the
+    paperwork" for "keep it at an office for three months") has no paragraph with its words, and the
+    search, led by the rest of the question, found the section far down: it stays in the answer when it
+    is among the ``NEAREST_EACH`` nearest to that part, and not when the question has no such part."""
+    system = System(
+        stores=sample_store.stores, embedder=embedder, query_tasks=OfflineQueryTasks(), cache_dir=Path("/x")
+    )
+    near, far = "CEN_EN1991-9-9_5.3.2", "CEN_EN1991-9-9_5.3.1"
+    found = "CEN_EN1991-9-9_table_5.1"
+    table = system.stores.lookup("sections", found)
+    question = "What shape coefficient do I use for the flat roof of a shed?"
+    state = {
+        "question": question,
+        "started": 0.0,
+        "search_question": question,
+        "candidates": {
+            near: {"via": "vector", "hop": 0, "from_key": None, "score": 0.6},
+            far: {"via": "vector", "hop": 0, "from_key": None, "score": 0.3},
+            found: {"via": "keyword", "hop": 0, "from_key": None, "score": 0.1},
+        },
+        "extracts": {
+            near: [],
+            far: [],
+            found: [{"start": 0, "text": table["text"][:40], "pages": table["pages"][:1], "score": 2.0}],
+        },
+    }
+    monkeypatch.setattr(collect_module, "NEAREST_KEPT", 1)
+    monkeypatch.setattr(collect_module, "NEAREST_EACH", 1)
+    keys = {p["key"] for p in collect_passages(state, query_runtime(system))["passages"]}  # type: ignore[arg-type]
+    assert keys == {near, found}
+    asked = state | {"sub_questions": [question, "Do the leaves slide off a steep roof?"]}
+    keys = {p["key"] for p in collect_passages(asked, query_runtime(system))["passages"]}  # type: ignore[arg-type]
+    assert keys == {near, far, found}
+    monkeypatch.setattr(collect_module, "NEAREST_EACH", 0)
+    keys = {p["key"] for p in collect_passages(asked, query_runtime(system))["passages"]}  # type: ignore[arg-type]
+    assert keys == {near, found}
+
+
 def test_the_searchs_nearest_sections_are_kept_though_no_paragraph_has_the_questions_words(
     sample_store: SimpleNamespace, embedder: Any, monkeypatch: Any
 ) -> None:
@@ -917,6 +958,7 @@ def test_the_searchs_nearest_sections_are_kept_though_no_paragraph_has_the_quest
         },
     }
     monkeypatch.setattr(collect_module, "NEAREST_KEPT", 1)
+    monkeypatch.setattr(collect_module, "NEAREST_EACH", 0)
     passages = {p["key"]: p for p in collect_passages(state, query_runtime(system))["passages"]}  # type: ignore[arg-type]
     assert set(passages) == {near, found}
     section = system.stores.lookup("sections", near)
