@@ -106,12 +106,15 @@ def collect_passages(state: QueryState, runtime: Runtime[QueryContext]) -> dict[
     # vector matched what they say ("inspect the excavation" for "check the trench"). The term rules'
     # threshold dropped them; a model reads the meaning, and what it drops stays dropped. Beside what
     # relevance found only: when nothing bears on the question, the nearest sections are still nearest.
-    if extracts and deps.tasks.name == OfflineQueryTasks.name:
-        for key in unworded_nearest(cands, read_parts, _query_similarities(deps, state, cands)):
+    unworded = extracts and deps.tasks.name == OfflineQueryTasks.name
+    found = [k for k, c in cands.items() if c.get("via") == "vector" and not c.get("hop")] if unworded else []
+    hits = query_hits(deps, state, list(dict.fromkeys([*extracts, *found])))
+    if unworded:
+        for key in unworded_nearest(cands, read_parts, [{k: hit.score for k, hit in h.items()} for h in hits]):
             section = read.section(key)
             if section is not None and not bare(section["text"], section.get("title")):  # a heading says nothing
                 extracts[key] = []
-    nearest, by_query = nearest_chunks(deps, state, list(extracts))
+    nearest, by_query = nearest_chunks(hits, set(extracts))
     passages = []
     for key, parts in extracts.items():
         section = read.section(key)
@@ -169,28 +172,21 @@ def unworded_nearest(
     return [k for k in kept if k in read_parts and not read_parts[k]]
 
 
-def _query_similarities(deps: QueryDeps, state: QueryState, cands: dict[str, dict[str, Any]]) -> list[dict[str, float]]:
-    """Each query's (the question's, then each sub-question's) similarity to the sections the vector
-    search found directly."""
-    keys = [k for k, c in cands.items() if c.get("via") == "vector" and not c.get("hop")]
+def query_hits(deps: QueryDeps, state: QueryState, keys: list[str]) -> list[dict[str, Hit]]:
+    """Each query's (the question's, then each sub-question's) nearest chunk of each of ``keys``."""
     queries = dict.fromkeys([state["search_question"], *(state.get("sub_questions") or [])])
-    return [
-        {k: hit.score for k, hit in deps.vector_index.similarity(deps.query_vector(q), keys).items()} for q in queries
-    ]
+    return [deps.vector_index.similarity(deps.query_vector(q), keys) for q in queries]
 
 
-def nearest_chunks(
-    deps: QueryDeps, state: QueryState, keys: list[str]
-) -> tuple[dict[str, Hit], list[dict[str, float]]]:
-    """Each section's chunk nearest the question or any of its sub-questions; also each section's
-    similarity to each of them (the question first)."""
+def nearest_chunks(hits: list[dict[str, Hit]], keys: set[str]) -> tuple[dict[str, Hit], list[dict[str, float]]]:
+    """Of ``keys``, each section's chunk nearest the question or any of its sub-questions (``hits``, by
+    query: :func:`query_hits`); also each section's similarity to each of them (the question first)."""
     nearest: dict[str, Hit] = {}
     by_query = []
-    for query in dict.fromkeys([state["search_question"], *(state.get("sub_questions") or [])]):
-        hits = deps.vector_index.similarity(deps.query_vector(query), keys)
-        by_query.append({key: hit.score for key, hit in hits.items()})
-        for key, hit in hits.items():
-            if key not in nearest or hit.score > nearest[key].score:
+    for found in hits:
+        by_query.append({key: hit.score for key, hit in found.items() if key in keys})
+        for key, hit in found.items():
+            if key in keys and (key not in nearest or hit.score > nearest[key].score):
                 nearest[key] = hit
     return nearest, by_query
 
