@@ -264,10 +264,11 @@ def _garbled_target(doc: DocId, kind: str | None, number: str, known: Collection
     if "," in number and not kind:
         return None  # "in 2,5": a value
     merged = _MERGED_FOUR.fullmatch(number)
-    if merged:
-        key = object_key(doc, f"{_kind_code(kind)}_{merged['head']}.4{merged['suffix']}") if kind else None
-        printed = object_key(doc, f"{_kind_code(kind)}_{number}") if kind else None
-        return key if key in known and printed not in known else None
+    if merged:  # read only after an object's name ("see EA" names nothing)
+        if not kind:
+            return None
+        key = object_key(doc, f"{_kind_code(kind)}_{merged['head']}.4{merged['suffix']}")
+        return key if key in known and object_key(doc, f"{_kind_code(kind)}_{number}") not in known else None
     head, rest = re.split(r"[.,]", number, maxsplit=1)
     if not re.search(r"[IlOSB]", rest) and "," not in number:
         return None

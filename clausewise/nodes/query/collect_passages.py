@@ -107,8 +107,7 @@ def collect_passages(state: QueryState, runtime: Runtime[QueryContext]) -> dict[
     # threshold dropped them; a model reads the meaning, and what it drops stays dropped. Beside what
     # relevance found only: when nothing bears on the question, the nearest sections are still nearest.
     unworded = extracts and deps.tasks.name == OfflineQueryTasks.name
-    found = [k for k, c in cands.items() if c.get("via") == "vector" and not c.get("hop")] if unworded else []
-    hits = query_hits(deps, state, list(dict.fromkeys([*extracts, *found])))
+    hits = query_hits(deps, state, list(dict.fromkeys([*extracts, *(found_directly(cands) if unworded else [])])))
     if unworded:
         for key in unworded_nearest(cands, read_parts, [{k: hit.score for k, hit in h.items()} for h in hits]):
             section = read.section(key)
@@ -162,14 +161,16 @@ def unworded_nearest(
     similarity), and among the ``NEAREST_EACH`` nearest to the question or to any one sub-question
     (``by_query``: each query's similarity to the candidates), that relevance read and found no
     paragraph of bearing on."""
-    found = sorted(
-        (k for k, c in cands.items() if c.get("via") == "vector" and not c.get("hop")),
-        key=lambda k: (-cands[k].get("score", 0.0), k),
-    )
+    found = sorted(found_directly(cands), key=lambda k: (-cands[k].get("score", 0.0), k))
     kept = dict.fromkeys(found[:NEAREST_KEPT])
     for similarity in by_query:
         kept.update(dict.fromkeys(sorted(found, key=lambda k: (-similarity.get(k, 0.0), k))[:NEAREST_EACH]))
     return [k for k in kept if k in read_parts and not read_parts[k]]
+
+
+def found_directly(cands: dict[str, dict[str, Any]]) -> list[str]:
+    """The candidates the vector search found itself (not through a reference or a neighbour)."""
+    return [k for k, c in cands.items() if c.get("via") == "vector" and not c.get("hop")]
 
 
 def query_hits(deps: QueryDeps, state: QueryState, keys: list[str]) -> list[dict[str, Hit]]:
