@@ -80,6 +80,10 @@ INFORMATIVE_PENALTY = 0.06  # guidance in an informative annex, after the normat
 SOFT_MATCH_PASSAGES = 30  # the head of the list read again word by word (about 0.75 s on 2 cores)
 SOFT_MATCH_WEIGHT = 1.0
 SOFT_PART_WEIGHT = 0.15  # the best sub-question's soft match, beside the whole question's
+ASPECT_WEIGHT = 0.1  # a part of the question none of the passages before answers lifts the next that does
+ASPECT_HEAD = 10  # the places so filled: the first an engineer reads
+ASPECT_DEPTH = 10  # a passage answers a part as far as it is nearer the part than the part's 11th nearest
+ASPECT_POOL = 30  # the passages next in score order a place is filled from
 NEAREST_KEPT = 25  # the vector search's nearest sections are kept even when no paragraph has the question's words
 NEAREST_EACH = 20  # ... and those this near the question or one sub-question (a part asked in other words)
 WHOLE_SECTION_CHARS = 2000  # a section this short is quoted whole: one clause, read as one
@@ -336,6 +340,7 @@ def rank(
     # ("the fire design of the roof steelwork" in a question mostly on roof snow): it also gains by
     # its best sub-question's coverage.
     parts = [part_coverage(texts, deps.terms(q)) for q in dict.fromkeys(state.get("sub_questions") or [])]
+    aspects = part_aspects(state, passages, by_query, parts)
     similarity = leveled(by_query)
     share = document_share(passages, by_query)
     # A question across two parts can need a part whose sections are few among the nearest to every
@@ -368,7 +373,7 @@ def rank(
         parent = (read.section(p["key"]) or {}).get("parent") if p["kind"] in OBJECT_KINDS else None
         if isinstance(parent, str) and parent in cites and p["key"] in cites[parent] and parent not in cites[p["key"]]:
             cites[p["key"]].append(parent)  # the rule that says what it is for: "must not exceed ... Table 2-1"
-    ordered, lifted = _order(read, passages, score, cites)
+    ordered, lifted = _order(read, passages, score, cites, aspects)
     # The head of the list read again, word by word: how well each passage covers the question's
     # content words in context (the embedder's soft match, each word counting by its idf: "snow"
     # more than "load"), against the head's average; and, a little, how well it covers its best
@@ -394,7 +399,7 @@ def rank(
                 score[p["key"]] += SOFT_MATCH_WEIGHT * whole[i] + SOFT_PART_WEIGHT * max(
                     (m[i] for m in by_part), default=0.0
                 )
-            ordered, lifted = _order(read, passages, score, cites)
+            ordered, lifted = _order(read, passages, score, cites, aspects)
     ordered = _figures_after_key(_restated_last(ordered), cites)
     # The sections the question names by number come first (no lift to what they cite: the question
     # named them, not their references).
@@ -435,6 +440,36 @@ def part_coverage(texts: dict[str, str], terms: Terms) -> dict[str, float]:
     covered = {key: terms_in(text, terms) for key, text in texts.items()}
     said = min(1.0, sum(terms.weights[t] for t in set().union(*covered.values())) / PART_SPECIFIC)
     return {key: share * said for key, share in coverage_shares(texts, terms, covered).items()}
+
+
+def part_aspects(
+    state: QueryState,
+    passages: list[dict[str, Any]],
+    by_query: list[dict[str, float]],
+    parts: list[dict[str, float]],
+) -> list[dict[str, float]]:
+    """How far each passage answers each part of the question (a sub-question other than the whole
+    question; none for a question of one part), from 0 to 1: its similarity to the part plus
+    ``COVERAGE_WEIGHT`` x its coverage of the part's terms (``parts``, by sub-question), 1 for the
+    part's best passage and 0 for those past its ``ASPECT_DEPTH`` nearest. ``by_query``: the
+    similarities to the question, then to each sub-question (:func:`query_hits`)."""
+    subs = list(dict.fromkeys(state.get("sub_questions") or []))
+    queries = list(dict.fromkeys([state["search_question"], *subs]))
+    if len(by_query) != len(queries):
+        return []
+    asked = [
+        (by_query[queries.index(q)], part) for q, part in zip(subs, parts, strict=True) if q != state["search_question"]
+    ]
+    if len(asked) < 2:
+        return []
+    aspects = []
+    for similarity, coverage in asked:
+        answers = {p["key"]: similarity.get(p["key"], 0.0) + COVERAGE_WEIGHT * coverage[p["key"]] for p in passages}
+        ranked = sorted(answers.values(), reverse=True)
+        best, floor = ranked[0], ranked[min(ASPECT_DEPTH, len(ranked) - 1)]
+        spread = best - floor
+        aspects.append({k: min(1.0, max(0.0, (v - floor) / spread)) if spread > 0 else 0.0 for k, v in answers.items()})
+    return aspects
 
 
 def keyword_scores(deps: QueryDeps, question: str, keys: list[str]) -> dict[str, float]:
@@ -483,7 +518,11 @@ def _nearest(passages: list[dict[str, Any]], similarity: dict[str, float], n: in
 
 
 def _order(
-    read: Reader, passages: list[dict[str, Any]], score: dict[str, float], cites: dict[str, list[str]]
+    read: Reader,
+    passages: list[dict[str, Any]],
+    score: dict[str, float],
+    cites: dict[str, list[str]],
+    aspects: list[dict[str, float]] | None = None,
 ) -> tuple[list[dict[str, Any]], dict[str, float]]:
     """Reading order from the passages' own scores: each cited clause lifted to ``CITED_DECAY`` x its
     citing section's score, each cited table, figure, expression or definition (a term's wording, not a
@@ -491,7 +530,11 @@ def _order(
     rule reads the values there: "the factors of Table E.2 ... Table E.2 may be taken as") to
     ``REPEATED_DECAY`` x (to the 3rd order), and each passage followed by a table, figure or expression
     it names whose standing comes from it. Sections lifted alike by one section come in the
-    order it names them. Also the lifted scores."""
+    order it names them. The first ``ASPECT_HEAD`` places go each to the passage of the next
+    ``ASPECT_POOL`` whose score plus ``ASPECT_WEIGHT`` x what it answers of the parts the passages
+    before leave unanswered (``aspects``: :func:`part_aspects`; each part weighs the same) is highest:
+    a question of four parts whose one part's passages score highest gets the others' best passages
+    among the first it reads (explicit query-aspect diversification, xQuAD). Also the lifted scores."""
     by_key = {p["key"]: p for p in passages}
     share = {
         t: OBJECT_DECAY if by_key[t]["kind"] in OBJECT_KINDS or is_definition(read.section(t) or {}) else CITED_DECAY
@@ -514,7 +557,16 @@ def _order(
         score = lifted
     ordered: list[dict[str, Any]] = []
     placed: set[str] = set()
-    for p in sorted(passages, key=lambda p: (-round(score[p["key"]], 9), named.get(p["key"], -1), p["key"])):
+    queue = sorted(passages, key=lambda p: (-round(score[p["key"]], 9), named.get(p["key"], -1), p["key"]))
+    unanswered = [1.0] * len(aspects or [])  # of each part, the share no passage placed answers
+    while queue:
+        if aspects and len(ordered) < ASPECT_HEAD:
+            pool = [q for q in queue[:ASPECT_POOL] if q["key"] not in placed]
+            p = max(pool, key=lambda q: score[q["key"]] + _answers(q["key"], aspects, unanswered), default=queue[0])
+            queue.remove(p)  # max keeps the first (higher-scored) of equals
+            unanswered = [u * (1.0 - a[p["key"]]) for u, a in zip(unanswered, aspects, strict=True)]
+        else:
+            p = queue.pop(0)
         if p["key"] in placed:
             continue
         placed.add(p["key"])
@@ -530,6 +582,13 @@ def _order(
             placed.add(target)
             ordered.append(by_key[target])
     return ordered, score
+
+
+def _answers(key: str, aspects: list[dict[str, float]], unanswered: list[float]) -> float:
+    """``ASPECT_WEIGHT`` x the mean over the question's parts of what the passage answers of each,
+    times the share of it the passages placed before leave unanswered."""
+    answered = sum(u * a[key] for u, a in zip(unanswered, aspects, strict=True))
+    return ASPECT_WEIGHT * answered / len(aspects)
 
 
 def _restated_last(ordered: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -38,6 +38,7 @@ from clausewise.nodes.query.collect_passages import (
     glossary,
     leveled,
     merge_spans,
+    part_aspects,
     qualified,
     rank,
 )
@@ -638,6 +639,54 @@ def test_each_querys_nearest_passages_compete_as_equals() -> None:
     assert levelled.index(answer) <= 1
     alone = [p["key"] for p in rank(deps_with(), state, passages, [raw])]  # type: ignore[arg-type]
     assert alone.index(answer) == len(passages) - 1  # one query: nothing to level
+
+
+def test_a_part_the_first_passages_leave_unanswered_gets_its_best_passage_among_them(monkeypatch: Any) -> None:
+    """A question of two parts, roofs and asbestos: the roof passages score higher (their words are the
+    question's, BM25), so the asbestos part's best passage, 9.2, comes last of six. Once 5.3.1 has
+    answered the roof part, the next place goes to 9.2 (score 0.80 plus ``ASPECT_WEIGHT`` x half of
+    what it answers of the asbestos part, all of it) before 5.3.2 (0.825, answering only the part already
+    answered). Without the parts' weight, or for a question of one part, the order is the scores'."""
+    roofs = [k(code) for code in ("5.3.1", "5.3.2", "5.3.10", "5.1", "6.2")]
+    asbestos = k("9.2")
+    question = dict(zip(roofs, (0.80, 0.795, 0.79, 0.785, 0.78), strict=True)) | {asbestos: 0.2}
+    asbestos_part = {key: 0.2 for key in roofs} | {asbestos: 0.5}  # levelled: 9.2 as near as 5.3.1 is
+    bm25 = {roofs[0]: 1.0} | {key: 0.3 for key in roofs[1:]}
+    passages = [passage(key) for key in [*roofs, asbestos]]
+    state = {"search_question": "q", "sub_questions": ["On the roofs?", "On the asbestos?"]}
+
+    def order(state: dict[str, Any] = state, by_query: list[dict[str, float]] | None = None) -> list[str]:
+        by_query = by_query or [question, question, asbestos_part]
+        return [p["key"] for p in rank(deps_with(bm25=bm25), state, passages, by_query)]  # type: ignore[arg-type]
+
+    assert order() == [roofs[0], asbestos, *roofs[1:]]
+    one_part = {"search_question": "q", "sub_questions": ["On the roofs?"]}
+    assert order(one_part, [question, asbestos_part]) == [*roofs, asbestos]
+    monkeypatch.setattr(collect_module, "ASPECT_WEIGHT", 0.0)
+    assert order() == [*roofs, asbestos]
+
+
+def test_what_a_passage_answers_of_a_part_runs_from_its_best_to_past_its_nearest_few(monkeypatch: Any) -> None:
+    """A part's best passage answers it whole (1), those past its ``ASPECT_DEPTH`` nearest not at all
+    (0), those between in proportion; the whole question is not a part of itself."""
+    monkeypatch.setattr(collect_module, "ASPECT_DEPTH", 4)
+    keys = [k(code) for code in ("5.3.1", "5.3.2", "5.3.10", "5.1", "6.2", "9.2")]
+    passages = [passage(key) for key in keys]
+    roof = {key: 0.8 - 0.1 * i for i, key in enumerate(keys)}
+    state = {"search_question": "q", "sub_questions": ["q", "On the roofs?", "On the rest?"]}
+    coverage = {key: 0.0 for key in keys}
+    aspects = part_aspects(state, passages, [{}, roof, roof], [coverage, coverage, coverage])  # type: ignore[arg-type]
+    assert len(aspects) == 2
+    assert [round(aspects[0][key], 3) for key in keys] == [1.0, 0.75, 0.5, 0.25, 0.0, 0.0]
+    assert (
+        part_aspects(
+            {"search_question": "q", "sub_questions": ["q", "On the roofs?"]},
+            passages,
+            [{}, roof],
+            [coverage, coverage],
+        )
+        == []
+    )  # type: ignore[arg-type]
 
 
 def test_the_head_of_the_list_is_read_again_word_by_word() -> None:
