@@ -80,7 +80,7 @@ INFORMATIVE_PENALTY = 0.06  # guidance in an informative annex, after the normat
 SOFT_MATCH_PASSAGES = 30  # the head of the list read again word by word (about 0.75 s on 2 cores)
 SOFT_MATCH_WEIGHT = 1.0
 SOFT_PART_WEIGHT = 0.15  # the best sub-question's soft match, beside the whole question's
-ASPECT_WEIGHT = 0.1  # a part of the question none of the passages before answers lifts the next that does
+ASPECT_WEIGHT = 0.05  # a part of the question none of the passages before answers lifts the next that does
 ASPECT_HEAD = 10  # the places so filled: the first an engineer reads
 ASPECT_DEPTH = 10  # a passage answers a part as far as it is nearer the part than the part's 11th nearest
 ASPECT_POOL = 30  # the passages next in score order a place is filled from
@@ -531,8 +531,8 @@ def _order(
     ``REPEATED_DECAY`` x (to the 3rd order), and each passage followed by a table, figure or expression
     it names whose standing comes from it. Sections lifted alike by one section come in the
     order it names them. The first ``ASPECT_HEAD`` places go each to the passage of the next
-    ``ASPECT_POOL`` whose score plus ``ASPECT_WEIGHT`` x what it answers of the parts the passages
-    before leave unanswered (``aspects``: :func:`part_aspects`; each part weighs the same) is highest:
+    ``ASPECT_POOL`` whose score plus ``ASPECT_WEIGHT`` x the most it answers of a part the passages
+    before leave unanswered (``aspects``: :func:`part_aspects`) is highest:
     a question of four parts whose one part's passages score highest gets the others' best passages
     among the first it reads (explicit query-aspect diversification, xQuAD). Also the lifted scores."""
     by_key = {p["key"]: p for p in passages}
@@ -585,10 +585,10 @@ def _order(
 
 
 def _answers(key: str, aspects: list[dict[str, float]], unanswered: list[float]) -> float:
-    """``ASPECT_WEIGHT`` x the mean over the question's parts of what the passage answers of each,
-    times the share of it the passages placed before leave unanswered."""
-    answered = sum(u * a[key] for u, a in zip(unanswered, aspects, strict=True))
-    return ASPECT_WEIGHT * answered / len(aspects)
+    """``ASPECT_WEIGHT`` x the most the passage answers of one of the question's parts, each part's
+    answer times the share of it the passages placed before leave unanswered (the most, not the mean:
+    a question of five parts lifts the best passage of the part still unanswered as one of two does)."""
+    return ASPECT_WEIGHT * max(u * a[key] for u, a in zip(unanswered, aspects, strict=True))
 
 
 def _restated_last(ordered: list[dict[str, Any]]) -> list[dict[str, Any]]:

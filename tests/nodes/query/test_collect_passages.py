@@ -644,8 +644,8 @@ def test_each_querys_nearest_passages_compete_as_equals() -> None:
 def test_a_part_the_first_passages_leave_unanswered_gets_its_best_passage_among_them(monkeypatch: Any) -> None:
     """A question of two parts, roofs and asbestos: the roof passages score higher (their words are the
     question's, BM25), so the asbestos part's best passage, 9.2, comes last of six. Once 5.3.1 has
-    answered the roof part, the next place goes to 9.2 (score 0.80 plus ``ASPECT_WEIGHT`` x half of
-    what it answers of the asbestos part, all of it) before 5.3.2 (0.825, answering only the part already
+    answered the roof part, the next place goes to 9.2 (score 0.80 plus ``ASPECT_WEIGHT`` x what it
+    answers of the asbestos part, all of it: 0.85) before 5.3.2 (0.825, answering only the part already
     answered). Without the parts' weight, or for a question of one part, the order is the scores'."""
     roofs = [k(code) for code in ("5.3.1", "5.3.2", "5.3.10", "5.1", "6.2")]
     asbestos = k("9.2")
