@@ -532,9 +532,9 @@ def _order(
     it names whose standing comes from it. Sections lifted alike by one section come in the
     order it names them. The first ``ASPECT_HEAD`` places go each to the passage of the next
     ``ASPECT_POOL`` whose score plus ``ASPECT_WEIGHT`` x the most it answers of a part the passages
-    before leave unanswered (``aspects``: :func:`part_aspects`) is highest:
-    a question of four parts whose one part's passages score highest gets the others' best passages
-    among the first it reads (explicit query-aspect diversification, xQuAD). Also the lifted scores."""
+    before leave unanswered (``aspects``: :func:`part_aspects`) is highest: a question of four parts
+    whose one part's passages score highest gets the others' best passages among the first it reads
+    (explicit query-aspect diversification, xQuAD). Also the lifted scores."""
     by_key = {p["key"]: p for p in passages}
     share = {
         t: OBJECT_DECAY if by_key[t]["kind"] in OBJECT_KINDS or is_definition(read.section(t) or {}) else CITED_DECAY
@@ -560,15 +560,15 @@ def _order(
     queue = sorted(passages, key=lambda p: (-round(score[p["key"]], 9), named.get(p["key"], -1), p["key"]))
     unanswered = [1.0] * len(aspects or [])  # of each part, the share no passage placed answers
     while queue:
-        if aspects and len(ordered) < ASPECT_HEAD:
-            pool = [q for q in queue[:ASPECT_POOL] if q["key"] not in placed]
-            p = max(pool, key=lambda q: score[q["key"]] + _answers(q["key"], aspects, unanswered), default=queue[0])
+        pool = [q for q in queue[:ASPECT_POOL] if q["key"] not in placed] if len(ordered) < ASPECT_HEAD else []
+        if aspects and pool:
+            p = max(pool, key=lambda q: score[q["key"]] + _answers(q["key"], aspects, unanswered))
             queue.remove(p)  # max keeps the first (higher-scored) of equals
             unanswered = [u * (1.0 - a[p["key"]]) for u, a in zip(unanswered, aspects, strict=True)]
         else:
             p = queue.pop(0)
-        if p["key"] in placed:
-            continue
+            if p["key"] in placed:
+                continue
         placed.add(p["key"])
         ordered.append(p)
         followers = [
