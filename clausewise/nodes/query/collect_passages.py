@@ -22,7 +22,9 @@ the question against the passage's words in context) moves those that say what w
 words, up among them, and, a little, those that say what one sub-question asks. The first passages,
 up to ``KEY_PASSAGES`` or ``KEY_CHARS`` of text, are the key tier; the next ones up to
 ``SUPPORTING_PASSAGES`` are supporting; the rest background. An expression a passage before it already
-quotes goes to the back; that passage names it in ``restates``."""
+quotes goes to the back; that passage names it in ``restates``. Of two passages in (nearly) the same
+words (a rule a document states in two chapters), the one printed among the key passages keeps the
+earlier place, the other goes to the back, and the one kept names it in ``same_text``."""
 
 from __future__ import annotations
 
@@ -84,6 +86,9 @@ ASPECT_WEIGHT = 0.05  # a part of the question none of the passages before answe
 ASPECT_HEAD = 10  # the places so filled: the first an engineer reads
 ASPECT_DEPTH = 10  # a passage answers a part as far as it is nearer the part than the part's 11th nearest
 ASPECT_POOL = 30  # the passages next in score order a place is filled from
+TWIN_SHARE = 0.9  # a passage whose word sequence another one repeats this far is its twin (the same rule twice)
+TWIN_MIN_WORDS = 20  # ... where the shorter has at least this many words: a line of boilerplate is no rule
+TWIN_PAGES = 3  # a twin is read in the chapter where more of the key passages are printed, this many pages either side
 NEAREST_KEPT = 25  # the vector search's nearest sections are kept even when no paragraph has the question's words
 NEAREST_EACH = 20  # ... and those this near the question or one sub-question (a part asked in other words)
 WHOLE_SECTION_CHARS = 2000  # a section this short is quoted whole: one clause, read as one
@@ -400,7 +405,7 @@ def rank(
                     (m[i] for m in by_part), default=0.0
                 )
             ordered, lifted = _order(read, passages, score, cites, aspects)
-    ordered = _figures_after_key(_restated_last(ordered), cites)
+    ordered = _figures_after_key(_restated_last(_twins_apart(read, ordered)), cites)
     # The sections the question names by number come first (no lift to what they cite: the question
     # named them, not their references).
     named = state.get("named") or {}
@@ -589,6 +594,62 @@ def _answers(key: str, aspects: list[dict[str, float]], unanswered: list[float])
     answer times the share of it the passages placed before leave unanswered (the most, not the mean:
     a question of five parts lifts the best passage of the part still unanswered as one of two does)."""
     return ASPECT_WEIGHT * max(u * a[key] for u, a in zip(unanswered, aspects, strict=True))
+
+
+def _twins_apart(read: Reader, ordered: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A document that states one rule twice (a guide's paragraph on inspection reports in its chapter
+    on scaffolds and again in its chapter on excavations) gives two passages of (nearly) the same words:
+    the second says nothing new. Of two such twins among the first ``SUPPORTING_PASSAGES``, the one printed
+    among the key passages (in the chapter the question is about) takes the earlier of their
+    places; the other goes to the back, and the kept one names it in ``same_text``."""
+    head = [p for p in ordered[:SUPPORTING_PASSAGES] if p["kind"] not in OBJECT_KINDS]
+    grams = {p["key"]: _trigrams(p["text"], p["section"]) for p in head}
+
+    def context(p: dict[str, Any], twin: dict[str, Any]) -> float:
+        """How much of the key passages (the twins aside) is printed near the passage, within
+        ``TWIN_PAGES`` pages of it in its document: each counts 1 / its place (the first 1, the
+        second 1/2 ...)."""
+        return sum(
+            1 / n
+            for n, q in enumerate(ordered[:KEY_PASSAGES], start=1)
+            if q["key"] not in (p["key"], twin["key"])
+            and q["document"] == p["document"]
+            and abs((q.get("page") or 0) - (p.get("page") or 0)) <= TWIN_PAGES
+        )
+
+    moved: dict[str, dict[str, Any]] = {}  # the key of a twin moved away -> the twin kept
+    for j, b in enumerate(head):
+        for a in head[:j]:
+            if a["key"] in moved or b["key"] in moved:
+                continue
+            ga, gb = grams[a["key"]], grams[b["key"]]
+            small = min(len(ga), len(gb))
+            if small < TWIN_MIN_WORDS or len(ga & gb) < TWIN_SHARE * small:
+                continue
+            keep, away = (b, a) if context(b, a) > context(a, b) else (a, b)
+            moved[away["key"]] = keep
+    order = list(ordered)
+    for away_key, keep in moved.items():
+        i = next(n for n, p in enumerate(order) if p["key"] == away_key)
+        k = next(n for n, p in enumerate(order) if p["key"] == keep["key"])
+        away = order[i]
+        if i < k:  # the kept twin takes the earlier place
+            order[i] = keep
+            del order[k]
+        else:
+            del order[i]
+        order.append(away)
+        keep.setdefault("same_text", []).append(away_key)
+    return order
+
+
+def _trigrams(text: str, section: str) -> set[tuple[str, ...]]:
+    """The passage's runs of three words, its own number left out ("137 The person receiving ...")."""
+    words = re.findall(r"\w+", text.lower())
+    own = re.findall(r"\w+", section.lower())
+    if words[: len(own)] == own:
+        words = words[len(own) :]
+    return {tuple(words[i : i + 3]) for i in range(len(words) - 2)}
 
 
 def _restated_last(ordered: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -160,6 +160,10 @@ def render_markdown(
             if img and fig:
                 label = f"**{fig['section']}** {fig.get('title') or ''}".rstrip()
                 lines[-1:-1] = ["", f"{label} (page {img['page']}): {link(img)}"] + _described(img)
+        twins = [by_key[t] for t in p.get("same_text", []) if t in by_key]
+        if twins:  # the same words elsewhere in the document: where, not quoted again
+            where = "; ".join(f"{cited(t['document'], t['section'], t.get('title'))}, page {t['page']}" for t in twins)
+            lines[-1:-1] = ["", f"The same text is also at {where}."]
     quoted = {p["key"] for p in key}
     beside = {f for p in key for f in p.get("figures", [])}
     restated = {r for p in key for r in p.get("restates", [])}

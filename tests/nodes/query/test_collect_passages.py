@@ -84,6 +84,14 @@ SECTIONS = {
     k("9.4"): "9.4 Respirators\n(1) Respirators are fitted to each wearer.",
     k("9.5"): "9.5 Waste\n(1) Asbestos waste is double bagged.",
     k("9.6"): "9.6 Hazards\n(1) Other hazards are removed before demolition.",
+    # one rule stated twice, in the chapter on scaffolds (2) and in the one on trenches (4)
+    k("2.4"): "2.4 "
+    + (
+        REPORT := "The person receiving the inspection report must keep it at the site where the "
+        "inspection was carried out until the work is completed and then keep it at an office for three months."
+    ),
+    k("4.3"): "4.3 Trenches\n(1) A trench is inspected at the start of every shift by a competent person.",
+    k("4.4"): "4.4 " + REPORT,
 }
 PARENT_TITLES = {k("1.5.1"): "Terms and definitions"}
 TITLES = {k("G-7"): "REFERENCES FOR APPENDIX G", k("G-7.2"): "Non-Government"}  # as the store holds them
@@ -415,6 +423,26 @@ def test_an_expression_its_clause_already_quotes_goes_to_the_back() -> None:
     ranked = rank(deps_with(), {"search_question": "q"}, [passage(key) for key in similarity], [similarity])  # type: ignore[arg-type]
     assert [p["key"] for p in ranked][:2] == [k("expression_5.1"), k("5.1")]
     assert not any("restates" in p for p in ranked)
+
+
+def test_of_two_passages_with_the_same_words_the_one_printed_among_the_key_passages_stays() -> None:
+    """2.4 (page 5) and 4.4 (page 20) state one rule in the same words. 4.3 is printed on page 20 and
+    comes first: 4.4 takes the place of 2.4, which goes to the back, and 4.4 names it in ``same_text``.
+    With 4.3 far from both, the first of the twins keeps its place."""
+    page = {k("4.3"): 20, k("2.4"): 5, k("4.4"): 20, k("7.1"): 40, k("8.1"): 60}
+    similarity = {k("4.3"): 0.9, k("2.4"): 0.8, k("4.4"): 0.7, k("7.1"): 0.5, k("8.1"): 0.4}
+
+    def ranked_keys() -> list[dict[str, Any]]:
+        passages = [passage(key) | {"page": page[key], "pages": [page[key]]} for key in similarity]
+        return rank(deps_with(), {"search_question": "q"}, passages, [similarity])  # type: ignore[arg-type]
+
+    ranked = ranked_keys()
+    assert [p["key"] for p in ranked] == [k("4.3"), k("4.4"), k("7.1"), k("8.1"), k("2.4")]
+    assert ranked[1]["same_text"] == [k("2.4")] and [p["rank"] for p in ranked] == [1, 2, 3, 4, 5]
+    page[k("4.3")] = 80
+    ranked = ranked_keys()
+    assert [p["key"] for p in ranked] == [k("4.3"), k("2.4"), k("7.1"), k("8.1"), k("4.4")]
+    assert ranked[1]["same_text"] == [k("4.4")]
 
 
 def test_a_cited_figure_does_not_follow_its_clause_and_leaves_the_key_places_to_text(monkeypatch: Any) -> None:

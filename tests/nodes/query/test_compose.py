@@ -231,6 +231,23 @@ def test_the_brief_shows_the_image_of_an_expression_a_quoted_passage_restates() 
     assert "figure_7.0" not in figures
 
 
+def test_the_brief_names_where_a_quoted_passage_is_stated_again_without_quoting_it_twice() -> None:
+    """4.4 states what 2.4 states, which went to the back: the brief quotes 4.4 and says where the same
+    words are, with 2.4's page, and does not quote 2.4."""
+    from clausewise.nodes.query.compose import render_markdown
+
+    def passage(section: str, tier: str, page: int, **extra: Any) -> dict[str, Any]:
+        key = f"HSE_HSG9_{section}"
+        return {"key": key, "document": "HSG9", "section": section, "title": "Reports", "page": page,
+                "pages": [page], "text": f"{section} Keep the report for three months.", "hop": 0,
+                "via": "vector", "tier": tier, **extra}  # fmt: skip
+
+    passages = [passage("4.4", "key", 74, same_text=["HSE_HSG9_2.4"]), passage("2.4", "background", 27)]
+    brief = render_markdown({"search_question": "How long is a report kept?"}, passages, [], "summary")  # type: ignore[typeddict-item]
+    assert "The same text is also at HSG9 2.4, page 27." in brief
+    assert "2.4 Keep the report" not in brief
+
+
 def test_a_quoted_figure_shows_its_caption_and_image_not_the_labels_read_off_the_drawing() -> None:
     """A key figure's text is its caption and the OCR'd labels of the drawing ("~ ____ ~~ ~1 ~I"): the
     brief quotes the caption, links the image right under it and leaves the debris to the JSON answer; a
