@@ -405,7 +405,7 @@ def rank(
                     (m[i] for m in by_part), default=0.0
                 )
             ordered, lifted = _order(read, passages, score, cites, aspects)
-    ordered = _figures_after_key(_restated_last(_twins_apart(read, ordered)), cites)
+    ordered = _figures_after_key(_restated_last(_twins_apart(ordered)), cites)
     # The sections the question names by number come first (no lift to what they cite: the question
     # named them, not their references).
     named = state.get("named") or {}
@@ -596,7 +596,7 @@ def _answers(key: str, aspects: list[dict[str, float]], unanswered: list[float])
     return ASPECT_WEIGHT * max(u * a[key] for u, a in zip(unanswered, aspects, strict=True))
 
 
-def _twins_apart(read: Reader, ordered: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _twins_apart(ordered: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """A document that states one rule twice (a guide's paragraph on inspection reports in its chapter
     on scaffolds and again in its chapter on excavations) gives two passages of (nearly) the same words:
     the second says nothing new. Of two such twins among the first ``SUPPORTING_PASSAGES``, the one printed
