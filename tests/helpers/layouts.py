@@ -27,12 +27,14 @@ def _filler(seed: int, chars: int) -> str:
 
 
 def _column(page: pymupdf.Page, x: tuple[int, int], y: float, items: list[tuple[str, str]]) -> float:
-    """Lines of one column: ("h", heading) in bold, ("p", text) wrapped to the column's width."""
+    """Lines of one column: ("h", heading) in bold, ("H", a chapter's heading) larger and plain, ("p", text)
+    wrapped to the column's width."""
     for kind, text in items:
-        if kind == "h":
+        if kind in ("h", "H"):
             y += 6
-            page.insert_text((x[0], y), text, fontsize=10, fontname="hebo")
-            y += 16
+            size, font = (10, "hebo") if kind == "h" else (18, "helv")
+            page.insert_text((x[0], y), text, fontsize=size, fontname=font)
+            y += 16 if kind == "h" else 24
             continue
         words, line = text.split(), ""
         for word in words:
@@ -275,3 +277,62 @@ _FORM_ITEMS = [
     "Date and time the report was handed over.",
     "Name and position of the person receiving it.",
 ]
+
+
+def write_guide_with_opening(path: Path) -> Path:
+    """A guide set in one column with bold unnumbered headings before its numbered chapters: a cover;
+    "Acknowledgements" and "Document status" (the publisher's matter); a contents page; then the
+    text's own opening, "Introduction" over "Purpose" and "What is a defect?", and "How to use this
+    guide" over "Interpreting tolerances" (rules every chapter relies on); then chapters "1 Floors" and
+    "2 Walls" with numbered sections."""
+    doc = pymupdf.open()
+    cover = doc.new_page(width=A4[0], height=A4[1])
+    cover.insert_text((57, 200), "Guide to widget finishes", fontsize=24, fontname="hebo")
+    wide = (57, 538)
+    pages = [
+        [
+            ("H", "Acknowledgements"),
+            ("p", "The ministry thanks the advisory group and the widget association. " + _filler(1, 300)),
+            ("h", "Document status"),
+            ("p", "This guide is published under the act and replaces the edition of 2010. " + _filler(2, 300)),
+        ],
+        None,  # the contents page
+        [
+            ("H", "Introduction"),
+            ("h", "Purpose"),
+            ("p", "This guide says what finish a home owner may expect of a widget contractor. " + _filler(3, 400)),
+            ("h", "What is a defect?"),
+            ("p", "A defect is a finish outside the tolerances this guide sets for it. " + _filler(4, 400)),
+        ],
+        [
+            ("H", "How to use this guide"),
+            ("h", "Interpreting tolerances"),
+            ("p", "A tolerance applies over the length stated and is not to be interpolated. " + _filler(5, 400)),
+        ],
+        [
+            ("H", "1 Floors"),
+            ("h", "1.1 Concrete floors"),
+            ("p", "A concrete floor shall be flat to within 5 mm over 3 m. " + _filler(6, 400)),
+            ("h", "1.2 Timber floors"),
+            ("p", "A timber floor shall not deflect more than 3 mm under a person's weight. " + _filler(7, 400)),
+        ],
+        [
+            ("H", "2 Walls"),
+            ("h", "2.1 Plastered walls"),
+            ("p", "A plastered wall shall be flat to within 4 mm over 2 m. " + _filler(8, 400)),
+        ],
+    ]
+    toc = ["Acknowledgements 2", "Introduction 4", "Purpose 4", "What is a defect? 4", "How to use this guide 5"]
+    toc += ["Interpreting tolerances 5", "1 Floors 6", "1.1 Concrete floors 6", "1.2 Timber floors 6", "2 Walls 7"]
+    for items in pages:
+        page = doc.new_page(width=A4[0], height=A4[1])
+        if items is None:
+            page.insert_text((57, 80), "Contents", fontsize=14, fontname="hebo")
+            for i, entry in enumerate(toc):
+                title, number = entry.rsplit(" ", 1)
+                page.insert_text((57, 110 + 16 * i), f"{title} {'.' * 40} {number}", fontsize=10)
+            continue
+        _column(page, wide, 80, items)
+    doc.save(path)
+    doc.close()
+    return path

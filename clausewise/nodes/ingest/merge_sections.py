@@ -54,9 +54,21 @@ MIN_PARAGRAPHS = 20  # a run this long numbers paragraphs, not a list or a figur
 QUOTE_LOOKAHEAD_LINES = 400  # how far past an out-of-sequence heading the next heading is looked for
 MIN_FOREIGN_HEADINGS = 10  # a document with this many headings numbered as another code's has them as its own
 _FOREIGN = re.compile(r"\d{3,4}(?:\.\d{1,2})+\s")  # "1603.2 ", "403.9 ": another code's clause number
-# ISO and IS number the introduction or foreword 0 ("0 Introduction", "0. FOREWORD"): front matter
-# still, named by its words
+# ISO and IS number the introduction or foreword 0 ("0 Introduction", "0. FOREWORD"): a part before
+# clause 1 still, named by its words
 _ZERO_NUMBER = re.compile(r"^0\.?\s+(?=[A-Z])")
+# Before clause 1, the publisher's matter (the names of the elements a book's or a code's front and back
+# matter is made of: foreword, preface, notice, revision record, contents, references) and the text's
+# own opening: a heading named as one ("Introduction", "Purpose") begins the document's substance, which
+# runs on under other headings ("What is a defect?", "Interpreting tolerances") until the next element
+# of publishing.
+_PUBLISHING = re.compile(
+    r"\b(?:foreword|preface|acknowledge?ments?|dedication|notice|disclaimer|copyright|isbn|contents|revisions?"
+    r"|amendments?|errata|corrigend(?:um|a)|editions?|publications?|published|endorsement|committees?"
+    r"|contributors|authors?|status|national annex|references|bibliography|further information|index)\b",
+    re.I,
+)
+_OPENING = re.compile(r"(?:introduction|purpose|scope|overview|general|background)(?: and (?:purpose|scope))?", re.I)
 # A clause's number alone on a line ("A1.1(1)", "3.1 (5)", "3.1(1)P"): a cell of a table of clauses
 _CLAUSE_CELL = re.compile(r"[A-Z]?\d+(?:\s?\.\s?\d+)*\s?\(\s?\d+\s?\)\s?P?")
 # What a run-in heading's text opens with on a narrow column ("Reduction in Imposed Loads — The
@@ -602,6 +614,7 @@ class _Parser:
         current: Draft | None = None
         seen: set[str] = set()
         cover = self._cover_pages(lines)
+        first = len(self.drafts)
 
         def open_(title: str, kind: str, line: Line) -> Draft:
             code = slug(title)
@@ -717,6 +730,26 @@ class _Parser:
             for draft in self.drafts:
                 if draft.parent == ranked[0][1].code:
                     draft.parent = None
+        self._opening_text(self.drafts[first:])
+
+    @staticmethod
+    def _opening_text(drafts: list[Draft]) -> None:
+        """The parts before clause 1 that are the text's own opening, not the publisher's matter, become
+        clauses: from a heading named as an opening ("Introduction", "0 Introduction", "Purpose") to the
+        next one named as an element of publishing ("Acknowledgements", "References"). A part without a
+        heading of its own ("Front matter", "Purpose (page 6)") is what the part before it is."""
+        substance = False
+        for draft in drafts:
+            if draft.kind in ("cover", "contents"):
+                substance = False
+                continue
+            title = _ZERO_NUMBER.sub("", draft.title).strip(" .:")
+            if _OPENING.fullmatch(title):
+                substance = True
+            elif _PUBLISHING.search(title):
+                substance = False
+            if substance and draft.kind == "front":
+                draft.kind = "clause"
 
     @staticmethod
     def _rank(line: Line) -> tuple[float, bool, bool]:

@@ -381,12 +381,15 @@ def test_table_of_contents_and_numbers_in_text_are_not_headings() -> None:
 
 
 @pytest.mark.parametrize(
-    ("heading", "code", "title"),
-    [("0 Introduction", "introduction", "Introduction"), ("0. FOREWORD", "foreword", "FOREWORD")],
+    ("heading", "code", "title", "kind"),
+    [("0 Introduction", "introduction", "Introduction", "clause"), ("0. FOREWORD", "foreword", "FOREWORD", "front")],
 )
-def test_a_foreword_or_introduction_numbered_0_is_a_front_section(heading: str, code: str, title: str) -> None:
-    """ISO and IS number the introduction or the foreword 0: it is a front section of its own, named by
-    its words, not part of the front matter before it; its "0.1" paragraphs stay in it."""
+def test_a_foreword_or_introduction_numbered_0_is_a_section_of_its_own(
+    heading: str, code: str, title: str, kind: str
+) -> None:
+    """ISO and IS number the introduction or the foreword 0: it is a section of its own, named by its
+    words, not part of the front matter before it; its "0.1" paragraphs stay in it. The foreword is the
+    publisher's front matter; the introduction opens the text."""
     pages = [
         _page(1, ["Contents", "Foreword ........ 2", "1 Scope ........ 3"]),
         _page(
@@ -402,9 +405,32 @@ def test_a_foreword_or_introduction_numbered_0_is_a_front_section(heading: str, 
     ]
     sections = build_sections(DocId("BIS", "IS9999"), "Test", pages)
     front = sections[f"BIS_IS9999_{code}"]
-    assert (front["kind"], front["title"]) == ("front", title)
+    assert (front["kind"], front["title"]) == (kind, title)
     assert "0.1 This revision" in front["text"] and "Adopted by" not in front["text"]
     assert sections["BIS_IS9999_1.1"]["kind"] == "clause"
+
+
+def test_the_texts_opening_before_clause_1_is_body_and_the_publishers_matter_is_front(tmp_path: Any) -> None:
+    """A guide's unnumbered opening ("Introduction", "Purpose", "What is a defect?", "How to use this
+    guide", "Interpreting tolerances") holds rules its chapters rely on: clauses, ranked as the body
+    is; its acknowledgements and status notice stay front matter, its contents page contents."""
+    import pymupdf
+    from helpers.layouts import write_guide_with_opening
+
+    from clausewise.nodes.ingest.extract_page import read_page
+
+    path = write_guide_with_opening(tmp_path / "guide.pdf")
+    with pymupdf.open(path) as doc:
+        pages = [read_page(doc, i, crop=False) for i in range(len(doc))]
+    sections = build_sections(DocId("ACME", "WG1"), "Guide", pages)
+    kinds = {s["title"]: s["kind"] for s in sections.values()}
+    assert kinds["Acknowledgements"] == kinds["Document status"] == "front"
+    assert "contents" in kinds.values()
+    for title in ("Introduction", "Purpose", "What is a defect?", "How to use this guide", "Interpreting tolerances"):
+        assert kinds[title] == "clause", title
+    rule = next(s for s in sections.values() if s["title"] == "Interpreting tolerances")
+    assert "not to be interpolated" in rule["text"] and rule["pages"] == [5]
+    assert sections["ACME_WG1_1.1"]["kind"] == "clause" and "5 mm over 3 m" in sections["ACME_WG1_1.1"]["text"]
 
 
 def test_a_foreword_on_the_page_where_the_clauses_begin_is_not_the_cover() -> None:
@@ -707,8 +733,8 @@ def test_a_lead_paragraph_set_as_large_as_its_heading_is_not_part_of_its_title()
     body += [("The values apply to houses and their parts.", 9.0, False)] * 12
     pages = _sized_pages([("GUIDE", 24.0, True)], front, body, leading=16)
     sections = build_sections(DocId("MBIE", "G1"), "Test", pages)
-    titles = {s["title"] for s in sections.values() if s["kind"] == "front"}
-    assert {"Purpose", "Site management and supervision"} <= titles
+    titles = {s["title"]: s["kind"] for s in sections.values()}
+    assert titles["Purpose"] == titles["Site management and supervision"] == "clause"  # the text's opening
     assert "This guide has been prepared" in sections["MBIE_G1_purpose"]["text"]
 
 
