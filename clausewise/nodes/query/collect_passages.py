@@ -410,6 +410,7 @@ def rank(
     # named them, not their references).
     named = state.get("named") or {}
     ordered = [p for p in ordered if p["key"] in named] + [p for p in ordered if p["key"] not in named]
+    ordered = _paragraph_runs(read, ordered, lifted)
     chars = 0
     for i, p in enumerate(ordered):
         background = p["key"] in contents
@@ -691,6 +692,60 @@ def _figures_after_key(ordered: list[dict[str, Any]], cites: dict[str, list[str]
         if holder is not None:
             holder.setdefault("figures", []).append(figure["key"])
     return head + moved + ordered[len(head) + len(moved) :]
+
+
+def _paragraph_runs(read: Reader, ordered: list[dict[str, Any]], score: dict[str, float]) -> list[dict[str, Any]]:
+    """Numbered paragraphs of the answer under one heading that follow one another (a guide that
+    numbers its paragraphs through: "358", "359", "360" under "Inspections and reports") are quoted as
+    one passage at the place of the first of them to be read: the heading's part is read as a clause
+    is, with its paragraphs in their order. The passage is the first paragraph's, names the last in
+    ``through`` and every one (key, section, pages, spans) in ``paragraphs``; the others leave their
+    places. ``score``: each passage's, the run's is its best."""
+    runs: dict[tuple[str, str], dict[int, int]] = {}  # (document, heading) -> paragraph number -> place
+    for i, p in enumerate(ordered):
+        parent = (read.section(p["key"]) or {}).get("parent") if p["kind"] == "clause" else None
+        if parent and p["section"].isdigit() and not _numbered((read.section(parent) or {}).get("section", "0")):
+            runs.setdefault((p["document"], parent), {})[int(p["section"])] = i
+    joined: dict[int, list[int]] = {}  # the place a run is read at -> its members' places, in number order
+    for places in runs.values():
+        numbers = sorted(places)
+        run = [numbers[0]]
+        for n in [*numbers[1:], None]:
+            if n is not None and n == run[-1] + 1:
+                run.append(n)
+                continue
+            if len(run) > 1:
+                members = [places[m] for m in run]
+                joined[min(members)] = members
+            if n is not None:
+                run = [n]
+    if not joined:
+        return ordered
+    gone = {i for members in joined.values() for i in members} - set(joined)
+    out = []
+    for i, p in enumerate(ordered):
+        if i in gone:
+            continue
+        if i in joined:
+            members = [ordered[m] for m in joined[i]]
+            first, last = members[0], members[-1]
+            p = {
+                **first,
+                "hop": p["hop"],
+                "via": p["via"],
+                "from_key": p["from_key"],
+                "text": "\n".join(m["text"] for m in members),
+                "pages": sorted({page for m in members for page in m["pages"]}),
+                "through": last["section"],
+                "paragraphs": [{k: m[k] for k in ("key", "section", "pages", "spans")} for m in members],
+            }
+            p["page"] = p["pages"][0]
+            for field in ("figures", "restates", "same_text"):
+                if found := list(dict.fromkeys(k for m in members for k in m.get(field, []))):
+                    p[field] = found
+            score[p["key"]] = max(score[m["key"]] for m in members)
+        out.append(p)
+    return out
 
 
 def _titled(passage: dict[str, Any]) -> str:

@@ -1051,3 +1051,45 @@ def test_the_searchs_nearest_sections_are_kept_though_no_paragraph_has_the_quest
 
     model = System(stores=sample_store.stores, embedder=embedder, query_tasks=ModelTasks(), cache_dir=Path("/x"))
     assert [p["key"] for p in collect_passages(state, query_runtime(model))["passages"]] == [found]  # type: ignore[arg-type]
+
+
+def test_numbered_paragraphs_that_follow_one_another_under_one_heading_are_quoted_as_one_passage() -> None:
+    """A guide numbering its paragraphs through: "358" to "362" under one heading, in the answer in any
+    places, are one passage at the place of the first of them read, in number order; "364" (363 is not
+    in the answer) stays where it is; "365" under another heading and numbered clauses ("5.2", "5.3")
+    are not joined."""
+    from clausewise.nodes.query.collect_passages import _paragraph_runs
+
+    heading = {"HSE_G1_inspections": {"section": "inspections", "parent": None}, "HSE_G1_water": {"section": "water"}}
+    sections: dict[str, dict[str, Any]] = {**heading}
+    for n in (358, 359, 360, 361, 362, 364):
+        sections[f"HSE_G1_{n}"] = {"section": str(n), "parent": "HSE_G1_inspections"}
+    sections["HSE_G1_365"] = {"section": "365", "parent": "HSE_G1_water"}
+    sections.update({k("5.2"): {"section": "5.2", "parent": k("5")}, k("5.3"): {"section": "5.3", "parent": k("5")}})
+    read = SimpleNamespace(section=sections.get)
+
+    def passage(key: str, section: str, page: int) -> dict[str, Any]:
+        document = "HSG-G1" if key.startswith("HSE") else "EN T-1"
+        text = f"{section} Text of {section}."
+        return {"key": key, "document": document, "section": section, "kind": "clause", "title": "Inspections",
+                "page": page, "pages": [page], "text": text, "spans": [[0, len(text)]], "hop": 0, "via": "vector",
+                "from_key": None}  # fmt: skip
+
+    order = [("HSE_G1_365", "365", 75), (k("5.2"), "5.2", 9), ("HSE_G1_360", "360", 74), ("HSE_G1_364", "364", 75)]
+    order += [(k("5.3"), "5.3", 9), ("HSE_G1_358", "358", 73), ("HSE_G1_359", "359", 74)]
+    order += [(k(f"7.{n}"), f"7.{n}", 20 + n) for n in range(1, 60)]
+    order += [("HSE_G1_362", "362", 75), ("HSE_G1_361", "361", 74)]
+    ordered = [passage(*row) for row in order]
+    score = {p["key"]: 10.0 - i / 10 for i, p in enumerate(ordered)}
+    out = _paragraph_runs(read, ordered, score)
+    assert len(out) == len(ordered) - 4
+    run = out[2]  # where 360, the first of the five read, stood
+    assert (run["key"], run["section"], run["through"], run["page"]) == ("HSE_G1_358", "358", "362", 73)
+    assert run["pages"] == [73, 74, 75]
+    assert run["text"] == "\n".join(f"{n} Text of {n}." for n in range(358, 363))
+    assert [p["section"] for p in run["paragraphs"]] == ["358", "359", "360", "361", "362"]
+    assert run["paragraphs"][1] == {"key": "HSE_G1_359", "section": "359", "pages": [74], "spans": [[0, 16]]}
+    assert score["HSE_G1_358"] == score["HSE_G1_360"]  # the run's score is its best member's
+    assert [p["section"] for p in out[:5]] == ["365", "5.2", "358", "364", "5.3"]
+    assert [p.get("through") for p in out if p.get("through")] == ["362"]
+    assert out[-1]["section"] == "7.59"
