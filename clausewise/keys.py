@@ -19,7 +19,6 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date
-from typing import Any
 
 # Bodies that issue designations; "BS EN" is CEN's document adopted by BSI, keyed under CEN.
 _PREFIXES = r"(?:pr\s*)?(?:(?:BS|DIN|NF|I\.?S\.?|SS|NEN)\s*)?(?:EN\s*ISO|EN|ISO|BS|IEC)"
@@ -397,17 +396,6 @@ def cited(document: str, section: str, title: str | None) -> str:
     """A passage as an engineer cites it: "EN 1991-1-3 5.2", "HSG150 345"; a section without a number
     by its heading instead of the code the store made from it: "HSG150 Excavations"."""
     return f"{document} {' '.join((title or '').split())}" if heading_coded(section, title) else f"{document} {section}"
-
-
-def cite(passage: dict[str, Any]) -> str:
-    """An answer's passage as an engineer cites it (:func:`cited`); a run of numbered paragraphs quoted
-    as one passage by its first and last: "HSG150 358–362"."""
-    return cited(passage["document"], shown_section(passage), passage.get("title"))
-
-
-def shown_section(passage: dict[str, Any]) -> str:
-    """A passage's section code as shown: a run of paragraphs by its first and last ("358–362")."""
-    return f"{passage['section']}–{passage['through']}" if passage.get("through") else passage["section"]
 
 
 def split_key(key: str) -> tuple[str, str, str]:

@@ -379,11 +379,3 @@ def test_a_section_code_is_labelled_as_an_engineer_reads_it(code: str, label: st
 )
 def test_a_section_is_cited_by_its_number_or_else_by_its_heading(section: str, title: str | None, name: str) -> None:
     assert cited("HSG150", section, title) == name
-
-
-def test_a_run_of_paragraphs_quoted_as_one_passage_is_cited_by_its_first_and_last() -> None:
-    from clausewise.keys import cite
-
-    run = {"document": "HSG150", "section": "358", "through": "362", "title": "Inspections and reports"}
-    assert cite(run) == "HSG150 358–362"
-    assert cite({**run, "through": None}) == "HSG150 358"

@@ -92,10 +92,8 @@ def passage_pages(passage: dict[str, Any]) -> set[int]:
 
 
 def passage_sections(passage: dict[str, Any]) -> set[str]:
-    """The passage's section codes: its "section", its key's third element and, for a run of
-    paragraphs quoted as one passage, each paragraph's."""
+    """The passage's section codes: its "section" and its key's third element."""
     codes = {section_code(passage.get("section"))}
-    codes |= {section_code(m.get("section")) for m in _paragraphs(passage)}
     parts = _key_parts(passage)
     if len(parts) == 3:
         codes.add(section_code(parts[2]))
@@ -144,14 +142,8 @@ def cites_right(item: dict[str, Any], passage: dict[str, Any]) -> bool | None:
     want = leading_code(item.get("ref"))
     if want is None:
         return None
-    haves = [leading_code(passage.get("section")), *(leading_code(m.get("section")) for m in _paragraphs(passage))]
-    return any(have and (want == have or want.startswith(have + ".") or want.startswith(have + " ")) for have in haves)
-
-
-def _paragraphs(passage: dict[str, Any]) -> list[dict[str, Any]]:
-    """The paragraphs of a run quoted as one passage (none for another passage)."""
-    found = passage.get("paragraphs")
-    return [m for m in found if isinstance(m, dict)] if isinstance(found, list) else []
+    have = leading_code(passage.get("section")) or ""
+    return bool(have) and (want == have or want.startswith(have + ".") or want.startswith(have + " "))
 
 
 def _evidence_label(item: dict[str, Any]) -> str:

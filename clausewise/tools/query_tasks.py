@@ -21,7 +21,7 @@ from typing import Any, Literal, NotRequired, Protocol, TypedDict
 
 import snowballstemmer
 
-from clausewise.keys import OBJECT_KINDS, cite, document_of
+from clausewise.keys import OBJECT_KINDS, cited, document_of
 from clausewise.kv import equivalents_in, recorded_conflicts
 from clausewise.tools.parallel import Usage, offline_usage
 
@@ -976,10 +976,10 @@ class OfflineQueryTasks:
             seen.add(piece)
             per[p["key"]] += late
             said = piece[m.end() :] if (m := _BULLET.match(piece)) else piece  # the summary's list bullets it
-            found.append(f"- {said} ({cite(p)}, p. {p['page']})")
+            found.append(f"- {said} ({cited(p['document'], p['section'], p.get('title'))}, p. {p['page']})")
         docs = Counter(p["document"] for p in passages)
         first = list(dict.fromkeys(p["document"] for p in passages))[:4]  # in the order the answer reads them
-        lead = ", ".join(cite(p) for p in key[:6])
+        lead = ", ".join(cited(p["document"], p["section"], p.get("title")) for p in key[:6])
         head = (
             f"{len(passages)} passages from {', '.join(f'{d} ({docs[d]})' for d in first)}"
             f"{' and others' if len(docs) > len(first) else ''} bear on this question; read first: {lead}."

@@ -74,20 +74,6 @@ def test_passage_documents_pages_and_sections_come_from_fields_and_key() -> None
     assert passage_sections(passage(section="", key="no-underscores")) == set()
 
 
-def test_a_run_of_paragraphs_quoted_as_one_passage_holds_and_cites_each_of_them() -> None:
-    run = passage(
-        document="HSG150",
-        key="HSE_HSG150_358",
-        section="358",
-        through="360",
-        paragraphs=[{"key": f"HSE_HSG150_{n}", "section": str(n)} for n in (358, 359, 360)],
-    )
-    assert passage_sections(run) == {"358", "359", "360"}
-    assert scoring.cites_right(item(ref="360"), run) is True
-    assert scoring.cites_right(item(ref="361"), run) is False
-    assert scoring.cites_right(item(ref="361"), passage(document="HSG150", section="358", paragraphs="x")) is False
-
-
 @pytest.mark.parametrize(
     "spelling", ["EN 1991-1-3", "EN1991-1-3", "BS EN 1991-1-3:2003", "prEN 1991-1-3", "EN 199 1-1-3"]
 )

@@ -63,6 +63,7 @@ CITED_DECAY = 0.9  # a cited clause keeps this share of its citing section's sco
 OBJECT_DECAY = 0.75  # a cited table, figure, expression or definition keeps this share: a clause names many
 REPEATED_DECAY = 0.9  # ... or this share, where the clause names it more than once: the rule reads its values
 RANGE_MEMBERS = 2  # a reference naming more sections than this is a range: it lifts its first one only
+RUN_CHARS = 1500  # numbered paragraphs read together under one heading, at most this much quoted text
 MAX_FOLLOWERS = 1  # cited objects placed right after a passage (more crowd out the next clauses)
 FOLLOWER_KINDS = ("table", "expression")  # a figure's passage is its caption: its drawing is an image
 COVERAGE_WEIGHT = 0.5
@@ -410,7 +411,7 @@ def rank(
     # named them, not their references).
     named = state.get("named") or {}
     ordered = [p for p in ordered if p["key"] in named] + [p for p in ordered if p["key"] not in named]
-    ordered = _paragraph_runs(read, ordered, lifted)
+    ordered = _paragraph_runs(read, ordered)
     chars = 0
     for i, p in enumerate(ordered):
         background = p["key"] in contents
@@ -694,13 +695,13 @@ def _figures_after_key(ordered: list[dict[str, Any]], cites: dict[str, list[str]
     return head + moved + ordered[len(head) + len(moved) :]
 
 
-def _paragraph_runs(read: Reader, ordered: list[dict[str, Any]], score: dict[str, float]) -> list[dict[str, Any]]:
+def _paragraph_runs(read: Reader, ordered: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Numbered paragraphs of the answer under one heading that follow one another (a guide that
-    numbers its paragraphs through: "358", "359", "360" under "Inspections and reports") are quoted as
-    one passage at the place of the first of them to be read: the heading's part is read as a clause
-    is, with its paragraphs in their order. The passage is the first paragraph's, names the last in
-    ``through`` and every one (key, section, pages, spans) in ``paragraphs``; the others leave their
-    places. ``score``: each passage's, the run's is its best."""
+    numbers its paragraphs through: "358", "359", "360" under "Inspections and reports") are read
+    together: at the place of the first of them to be read, in number order, each its own passage
+    (its own citation), the heading's part read as a clause is with its paragraphs. A run longer than
+    ``RUN_CHARS`` of quoted text is read in pieces, each grown from the best placed paragraph left by
+    its better placed neighbour while it fits (a long run's far paragraphs keep their places)."""
     runs: dict[tuple[str, str], dict[int, int]] = {}  # (document, heading) -> paragraph number -> place
     for i, p in enumerate(ordered):
         parent = (read.section(p["key"]) or {}).get("parent") if p["kind"] == "clause" else None
@@ -714,38 +715,40 @@ def _paragraph_runs(read: Reader, ordered: list[dict[str, Any]], score: dict[str
             if n is not None and n == run[-1] + 1:
                 run.append(n)
                 continue
-            if len(run) > 1:
-                members = [places[m] for m in run]
-                joined[min(members)] = members
+            for piece in _within_reading(run, places, ordered):
+                if len(piece) > 1:
+                    members = [places[m] for m in piece]
+                    joined[min(members)] = members
             if n is not None:
                 run = [n]
-    if not joined:
-        return ordered
-    gone = {i for members in joined.values() for i in members} - set(joined)
+    moved = {i for members in joined.values() for i in members}
     out = []
     for i, p in enumerate(ordered):
-        if i in gone:
-            continue
         if i in joined:
-            members = [ordered[m] for m in joined[i]]
-            first, last = members[0], members[-1]
-            p = {
-                **first,
-                "hop": p["hop"],
-                "via": p["via"],
-                "from_key": p["from_key"],
-                "text": "\n".join(m["text"] for m in members),
-                "pages": sorted({page for m in members for page in m["pages"]}),
-                "through": last["section"],
-                "paragraphs": [{k: m[k] for k in ("key", "section", "pages", "spans")} for m in members],
-            }
-            p["page"] = p["pages"][0]
-            for field in ("figures", "restates", "same_text"):
-                if found := list(dict.fromkeys(k for m in members for k in m.get(field, []))):
-                    p[field] = found
-            score[p["key"]] = max(score[m["key"]] for m in members)
-        out.append(p)
+            out += [ordered[m] for m in joined[i]]
+        elif i not in moved:
+            out.append(p)
     return out
+
+
+def _within_reading(run: list[int], places: dict[int, int], ordered: list[dict[str, Any]]) -> list[list[int]]:
+    """A run of paragraph numbers cut into pieces of at most ``RUN_CHARS`` of quoted text: each grows
+    from the best placed paragraph left by its better placed neighbour while it fits."""
+    size = {n: len(ordered[places[n]]["text"]) for n in run}
+    left, pieces = set(run), []
+    while left:
+        low = high = min(left, key=lambda n: places[n])
+        chars = size[low]
+        while True:
+            fits = [n for n in (low - 1, high + 1) if n in left and chars + size[n] <= RUN_CHARS]
+            if not fits:
+                break
+            n = min(fits, key=lambda m: places[m])
+            chars += size[n]
+            low, high = min(low, n), max(high, n)
+        pieces.append(list(range(low, high + 1)))
+        left -= set(pieces[-1])
+    return pieces
 
 
 def _titled(passage: dict[str, Any]) -> str:

@@ -14,7 +14,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from clausewise.graph.state import QueryContext, QueryState
-from clausewise.keys import OBJECT_KINDS, cite, code_label, document_of, heading_coded, shown_section, split_key
+from clausewise.keys import OBJECT_KINDS, cited, code_label, document_of, heading_coded, split_key
 from clausewise.nodes.query.deps import QueryDeps, deps_of
 from clausewise.references import doc_display
 from clausewise.tools.parallel import map_ordered
@@ -162,9 +162,9 @@ def render_markdown(
                 lines[-1:-1] = ["", f"{label} (page {img['page']}): {link(img)}"] + _described(img)
         twins = [by_key[t] for t in p.get("same_text", []) if t in by_key]
         if twins:  # the same words elsewhere in the document: where, not quoted again
-            where = "; ".join(f"{cite(t)}, page {t['page']}" for t in twins)
+            where = "; ".join(f"{cited(t['document'], t['section'], t.get('title'))}, page {t['page']}" for t in twins)
             lines[-1:-1] = ["", f"The same text is also at {where}."]
-    quoted = {k for p in key for k in [p["key"], *(m["key"] for m in p.get("paragraphs", []))]}  # a run's own
+    quoted = {p["key"] for p in key}
     beside = {f for p in key for f in p.get("figures", [])}
     restated = {r for p in key for r in p.get("restates", [])}
     shown = [
@@ -228,7 +228,7 @@ def _rest_table(rest: list[dict[str, Any]], shared: AbstractSet[str] = frozenset
             if p.get("within") and _plain(title) in shared:  # the nearest heading above tells two alike apart
                 title += f" ({p['within'][-1]})"
             title = title[:70].replace("|", "/")
-            section = "" if heading_coded(p["section"], p.get("title")) else shown_section(p)  # its title names it
+            section = "" if heading_coded(p["section"], p.get("title")) else p["section"]  # its title names it
             lines.append(f"| {p.get('rank', '')} | {p['document']} | {section} | {title} | {p['page']} |")
     if background:
         by_doc: dict[str, int] = defaultdict(int)
@@ -293,7 +293,7 @@ def _name(key: str, by_key: dict[str, dict[str, Any]]) -> str:
     """A key as the brief names it: "EN 1991-1-3 Table 5.1" (a section not in the answer by its code)."""
     if key in by_key:
         p = by_key[key]
-        return cite(p)
+        return cited(p["document"], p["section"], p.get("title"))
     try:
         return f"{doc_display(document_of(key))} {code_label(split_key(key)[2])}".strip()
     except KeyError:
@@ -306,7 +306,7 @@ def _passage_md(
     """A passage quoted, cut at a line end after ``limit`` characters (the JSON answer has it whole); a
     longer clause by its paragraphs that bear most on the question (:func:`_bearing`), a longer table by
     its rows that do (:func:`_bearing_rows`), what they choose quoted whole up to twice ``limit``."""
-    head = f"**{cite(p)}**"
+    head = f"**{cited(p['document'], p['section'], p.get('title'))}**"
     if p.get("title") and not heading_coded(p["section"], p["title"]):  # a shared title with the headings above
         head += " " + " › ".join([*(p.get("within", []) if _plain(p["title"]) in shared else []), p["title"]])
     head += f" (page {', '.join(map(str, p['pages']))})"

@@ -1053,12 +1053,13 @@ def test_the_searchs_nearest_sections_are_kept_though_no_paragraph_has_the_quest
     assert [p["key"] for p in collect_passages(state, query_runtime(model))["passages"]] == [found]  # type: ignore[arg-type]
 
 
-def test_numbered_paragraphs_that_follow_one_another_under_one_heading_are_quoted_as_one_passage() -> None:
+def test_numbered_paragraphs_that_follow_one_another_under_one_heading_are_read_together() -> None:
     """A guide numbering its paragraphs through: "358" to "362" under one heading, in the answer in any
-    places, are one passage at the place of the first of them read, in number order; "364" (363 is not
-    in the answer) stays where it is; "365" under another heading and numbered clauses ("5.2", "5.3")
-    are not joined."""
-    from clausewise.nodes.query.collect_passages import _paragraph_runs
+    places, are read one after another in number order at the place of the first of them read, each
+    its own passage; "364" (363 is not in the answer) stays where it is; "365" under another heading and
+    numbered clauses ("5.2", "5.3") are not moved. A run longer than ``RUN_CHARS`` is read in pieces
+    grown from its best placed paragraph."""
+    from clausewise.nodes.query.collect_passages import RUN_CHARS, _paragraph_runs
 
     heading = {"HSE_G1_inspections": {"section": "inspections", "parent": None}, "HSE_G1_water": {"section": "water"}}
     sections: dict[str, dict[str, Any]] = {**heading}
@@ -1068,28 +1069,19 @@ def test_numbered_paragraphs_that_follow_one_another_under_one_heading_are_quote
     sections.update({k("5.2"): {"section": "5.2", "parent": k("5")}, k("5.3"): {"section": "5.3", "parent": k("5")}})
     read = SimpleNamespace(section=sections.get)
 
-    def passage(key: str, section: str, page: int) -> dict[str, Any]:
+    def passage(key: str, section: str, chars: int = 100) -> dict[str, Any]:
         document = "HSG-G1" if key.startswith("HSE") else "EN T-1"
-        text = f"{section} Text of {section}."
-        return {"key": key, "document": document, "section": section, "kind": "clause", "title": "Inspections",
-                "page": page, "pages": [page], "text": text, "spans": [[0, len(text)]], "hop": 0, "via": "vector",
-                "from_key": None}  # fmt: skip
+        return {"key": key, "document": document, "section": section, "kind": "clause", "text": "x" * chars}
 
-    order = [("HSE_G1_365", "365", 75), (k("5.2"), "5.2", 9), ("HSE_G1_360", "360", 74), ("HSE_G1_364", "364", 75)]
-    order += [(k("5.3"), "5.3", 9), ("HSE_G1_358", "358", 73), ("HSE_G1_359", "359", 74)]
-    order += [(k(f"7.{n}"), f"7.{n}", 20 + n) for n in range(1, 60)]
-    order += [("HSE_G1_362", "362", 75), ("HSE_G1_361", "361", 74)]
-    ordered = [passage(*row) for row in order]
-    score = {p["key"]: 10.0 - i / 10 for i, p in enumerate(ordered)}
-    out = _paragraph_runs(read, ordered, score)
-    assert len(out) == len(ordered) - 4
-    run = out[2]  # where 360, the first of the five read, stood
-    assert (run["key"], run["section"], run["through"], run["page"]) == ("HSE_G1_358", "358", "362", 73)
-    assert run["pages"] == [73, 74, 75]
-    assert run["text"] == "\n".join(f"{n} Text of {n}." for n in range(358, 363))
-    assert [p["section"] for p in run["paragraphs"]] == ["358", "359", "360", "361", "362"]
-    assert run["paragraphs"][1] == {"key": "HSE_G1_359", "section": "359", "pages": [74], "spans": [[0, 16]]}
-    assert score["HSE_G1_358"] == score["HSE_G1_360"]  # the run's score is its best member's
-    assert [p["section"] for p in out[:5]] == ["365", "5.2", "358", "364", "5.3"]
-    assert [p.get("through") for p in out if p.get("through")] == ["362"]
-    assert out[-1]["section"] == "7.59"
+    order = [("HSE_G1_365", "365"), (k("5.2"), "5.2"), ("HSE_G1_360", "360"), ("HSE_G1_364", "364")]
+    order += [(k("5.3"), "5.3"), ("HSE_G1_358", "358"), ("HSE_G1_359", "359")]
+    order += [(k(f"7.{n}"), f"7.{n}") for n in range(1, 60)] + [("HSE_G1_362", "362"), ("HSE_G1_361", "361")]
+    out = _paragraph_runs(read, [passage(*row) for row in order])
+    assert len(out) == len(order)
+    assert [p["section"] for p in out[:10]] == ["365", "5.2", "358", "359", "360", "361", "362", "364", "5.3", "7.1"]
+    # a run too long to read at once: the best placed paragraph (360) and its better placed neighbours
+    size = RUN_CHARS // 3
+    long = [passage(key, section, size) if key.startswith("HSE") else passage(key, section) for key, section in order]
+    out = [p["section"] for p in _paragraph_runs(read, long)]
+    assert out[:6] == ["365", "5.2", "358", "359", "360", "364"]
+    assert out[-2:] == ["361", "362"]  # the rest of the run, read together where the first of them stood

@@ -397,24 +397,6 @@ def test_a_section_without_a_number_is_named_by_its_heading_not_its_stored_code(
     assert "| 3 | HSG150 |  | Manual handling | 73 |" in brief and "Moving goods" not in brief
 
 
-def test_a_run_of_paragraphs_quoted_as_one_passage_is_named_by_its_first_and_last() -> None:
-    """Paragraphs 358 to 360 under one heading, quoted as one passage, are named "HSG150 358–360" in
-    the list of what to read first, the head of their quote and the rest's table."""
-    from clausewise.nodes.query.compose import render_markdown
-    from clausewise.tools.query_tasks import OfflineQueryTasks
-
-    run = {"key": "HSE_HSG150_358", "document": "HSG150", "section": "358", "through": "360",
-           "title": "Inspections and reports", "page": 74, "pages": [74], "hop": 0, "via": "vector",
-           "text": "358 Inspect at the start of each shift.\n359 Stop work if unsafe.\n360 Report within 24 hours.",
-           "tier": "key", "rank": 1, "kind": "clause"}  # fmt: skip
-    later = run | {"key": "HSE_HSG150_131", "section": "131", "through": "132", "tier": "supporting", "rank": 2}
-    summary = OfflineQueryTasks.summarise(None, "How often is a trench inspected?", [run, later])  # type: ignore[arg-type]
-    assert "read first: HSG150 358–360." in summary
-    brief = render_markdown({"search_question": "How often is a trench inspected?"}, [run, later], [], summary)  # type: ignore[typeddict-item]
-    assert "**HSG150 358–360** Inspections and reports (page 74)" in brief
-    assert "| 2 | HSG150 | 131–132 | Inspections and reports | 74 |" in brief
-
-
 def test_a_value_stated_in_a_bulleted_item_is_listed_once_bulleted_in_the_summary() -> None:
     from clausewise.tools.query_tasks import OfflineQueryTasks
 
