@@ -19,7 +19,9 @@ range, "paragraphs 432-448", lifts only its first member in the answer, which op
 to), and each passage's cited tables, figures and expressions follow it in reading order. The first
 ``SOFT_MATCH_PASSAGES`` are then read again word by word: the embedder's soft match (each content word of
 the question against the passage's words in context) moves those that say what was asked, in whatever
-words, up among them, and, a little, those that say what one sub-question asks. The first passages,
+words, up among them, and, a little, those that say what one sub-question asks. A guide's numbered
+paragraphs under one heading that follow one another are read together, each its own passage, at the
+place of the first of them (up to ``RUN_CHARS`` of text a piece). The first passages,
 up to ``KEY_PASSAGES`` or ``KEY_CHARS`` of text, are the key tier; the next ones up to
 ``SUPPORTING_PASSAGES`` are supporting; the rest background. An expression a passage before it already
 quotes goes to the back; that passage names it in ``restates``. Of two passages in (nearly) the same
