@@ -743,10 +743,9 @@ class _Parser:
             if draft.kind in ("cover", "contents"):
                 substance = False
                 continue
-            title = _ZERO_NUMBER.sub("", draft.title).strip(" .:")
-            if _OPENING.fullmatch(title):
+            if _OPENING.fullmatch(draft.title):  # a heading numbered 0 is titled without its number
                 substance = True
-            elif _PUBLISHING.search(title):
+            elif _PUBLISHING.search(draft.title):
                 substance = False
             if substance and draft.kind == "front":
                 draft.kind = "clause"

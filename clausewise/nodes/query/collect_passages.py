@@ -35,6 +35,7 @@ import re
 from collections import Counter
 from difflib import SequenceMatcher
 from functools import lru_cache
+from itertools import groupby
 from typing import Any
 
 from langgraph.runtime import Runtime
@@ -711,18 +712,12 @@ def _paragraph_runs(read: Reader, ordered: list[dict[str, Any]]) -> list[dict[st
             runs.setdefault((p["document"], parent), {})[int(p["section"])] = i
     joined: dict[int, list[int]] = {}  # the place a run is read at -> its members' places, in number order
     for places in runs.values():
-        numbers = sorted(places)
-        run = [numbers[0]]
-        for n in [*numbers[1:], None]:
-            if n is not None and n == run[-1] + 1:
-                run.append(n)
-                continue
-            for piece in _within_reading(run, places, ordered):
+        # numbers that follow one another share their distance from their rank among the numbers
+        for _, group in groupby(enumerate(sorted(places)), key=lambda pair: pair[1] - pair[0]):
+            for piece in _within_reading([n for _, n in group], places, ordered):
                 if len(piece) > 1:
                     members = [places[m] for m in piece]
                     joined[min(members)] = members
-            if n is not None:
-                run = [n]
     moved = {i for members in joined.values() for i in members}
     out = []
     for i, p in enumerate(ordered):
