@@ -924,6 +924,22 @@ def _marked_in(table_text: str, text: str, start: int) -> bool:
     return re.search(r"[^\s|]\s+" + re.escape(m.group(0)) + r"\s*(?:\||$)", table_text, re.M) is not None
 
 
+_SUPERSCRIPTS = re.compile(r"[a-z]{2}(\d{1,2}(?:,\s?\d{1,2})*)(?=[\s,.;:)]|$)")  # "Objectives1,2": marks 1 and 2
+_NUMBERED_NOTE = re.compile(r"(\d{1,2}) \S")
+
+
+def _superscript_note(caption: str, text: str, start: int) -> bool:
+    """The line at ``start`` opens a footnote numbered as a mark the table's caption carries printed
+    as a superscript on its last word ("Table 4-1(a) Structural Performance Objectives1,2" /
+    "1 CP = Collapse Prevention; ..."): a line opening with a number under a table is otherwise a
+    list's item or a paragraph of the clause."""
+    m = _NUMBERED_NOTE.match(text, start)
+    if m is None or _PARAGRAPH_START.match(text, start):
+        return False
+    marks = {int(n) for group in _SUPERSCRIPTS.findall(caption) for n in re.split(r",\s?", group)}
+    return int(m.group(1)) in marks
+
+
 def _note_runs_on(table_text: str) -> bool:
     """The table's text ends in one of its notes, mid-sentence: the note runs on over the page."""
     lines = table_text.rstrip().split("\n")
@@ -972,6 +988,7 @@ def _table_notes(entries: dict[str, dict[str, Any]]) -> None:
             NOTE_LINE.match(text, start)
             or _FOOTNOTE_LINE.match(text, start)
             or _marked_in(entry["text"], text, start)
+            or _superscript_note(entry["caption"], text, start)
             or (runs_on and text[start : start + 1].islower())
         ):
             continue

@@ -1509,3 +1509,35 @@ def test_unnumbered_headings_nest_by_how_strongly_they_are_set(tmp_path: Any) ->
     assert headings_above(sections.get, second) == ["Groundwork", "Trenches"]
     assert headings_above(sections.get, first) == ["Working at height", "Scaffolds"]
     assert headings_above(sections.get, sections[second]["parent"]) == ["Groundwork", "Trenches"]
+
+
+def test_footnotes_numbered_as_the_captions_superscripts_go_with_the_table() -> None:
+    """A caption that carries its footnotes' numbers as superscripts on its last word ("Performance
+    Objectives1,2") has them printed under the table as lines opening with the number: they (and the
+    footnotes numbered on after them) are the table's, up to the clause's next paragraph. A line
+    opening with a number under a table whose caption carries no such marks is the clause's."""
+    from clausewise.nodes.ingest.merge_sections import _table_notes
+
+    clause = (
+        "4-2.2 Objectives\n(1) Use the objectives of Table 4-1.\n"
+        "Table 4-1 Structural Performance Objectives1,2\n1 CP = Collapse Prevention; LS = Life Safety\n"
+        "2 See Section 2 for the hazard levels.\n3 For Risk Category III, Tier 1 screening is to use the checklists.\n"
+        "(2) Further text.\nTable 4-2 Wall ties\n1 Clean the cavity before the ties are fixed.\n(3) More text."
+    )
+    entries = {
+        "X_4-2.2": {"kind": "clause", "text": clause, "page_map": [[0, 94]], "pages": [94]},
+        "X_table_4-1": _table_entry(
+            "X_4-2.2", "Table 4-1 Structural Performance Objectives1,2", "| Risk Category III | LS |", [[0, 94]]
+        ),
+        "X_table_4-2": _table_entry("X_4-2.2", "Table 4-2 Wall ties", "| Tie | Spacing |", [[0, 94]]),
+    }
+    _table_notes(entries)
+    notes = (
+        "1 CP = Collapse Prevention; LS = Life Safety\n2 See Section 2 for the hazard levels.\n"
+        "3 For Risk Category III, Tier 1 screening is to use the checklists."
+    )
+    assert entries["X_table_4-1"]["text"].endswith(f"| Risk Category III | LS |\n{notes}")
+    assert entries["X_table_4-2"]["text"] == "Table 4-2 Wall ties\n| Tie | Spacing |"
+    rest = entries["X_4-2.2"]["text"]
+    assert notes not in rest and "Objectives1,2\n(2) Further text." in rest
+    assert "Table 4-2 Wall ties\n1 Clean the cavity" in rest
