@@ -913,6 +913,57 @@ def _side_of(kind: str, caption: list[float], body: list[dict[str, Any]], drawn:
     return default
 
 
+# The opening of a figure's key: "Key", "Legend", or a symbol defined ("h is the ...", "[§) ho is
+# the ..." where OCR misread "Key"), not a capitalised word ("It is the ...").
+_KEY_OPENING = re.compile(
+    r"^\s*(?:\S{1,4}\s+)?(?:Key|KEY|Legend|LEGEND)\b"
+    r"|^\s*(?:\S{1,4}\s+)?(?![A-Z][a-z])[A-Za-z][A-Za-z0-9_,']{0,3}\s+(?:is|are)\s+(?:the|a|an)\b"
+)
+
+
+def _over_key(box: list[float], caption: list[float], body: list[dict[str, Any]]) -> list[float] | None:
+    """A figure's region ``box`` grown down to its caption over the key printed between them ("h is
+    the clearance ...; the recommended value of h0 is 5,0 m"), whose lines are then the figure's,
+    not the clause's; None when nothing stands between or what does is not a key: its first line
+    opens no key, or a line opens a paragraph, a heading or a caption."""
+    x0, x1 = min(box[0], caption[0]), max(box[2], caption[2])
+    lines = [
+        ln
+        for ln in body
+        if box[3] - 2 <= (ln["bbox"][1] + ln["bbox"][3]) / 2 <= caption[1]
+        and ln["bbox"][2] >= x0
+        and ln["bbox"][0] <= x1
+        and ln["bbox"] != caption
+    ]
+    between = sorted((_merge_row(row) for row in _rows(lines)), key=lambda ln: ln["bbox"][1])
+    if not between or not _KEY_OPENING.match(between[0]["text"]):
+        return None
+    if any(_PARAGRAPH_START.match(ln["text"]) or parse_caption(ln["text"]) or _heading_row(ln) for ln in between):
+        return None
+    return [
+        min(x0, *(ln["bbox"][0] for ln in between)),
+        box[1],
+        max(x1, *(ln["bbox"][2] for ln in between)),
+        caption[1] - 1,
+    ]
+
+
+def _keyed_picture(
+    caption: list[float], free: list[dict[str, Any]], body: list[dict[str, Any]]
+) -> tuple[int, list[float]] | None:
+    """The picture nearest above a figure caption standing further off than a caption stands because
+    its key is printed between them: its index in ``free`` and its region grown over the key."""
+    best = None
+    for i, r in enumerate(free):
+        box = r["bbox"]
+        gap = caption[1] - box[3]
+        if r["class"] != "picture" or not 0 < gap <= 260 or _overlap_x(box, caption) <= 0 or box[3] - box[1] < 30:
+            continue
+        if (best is None or gap < best[2]) and (region := _over_key(box, caption, body)) is not None:
+            best = (i, region, gap)
+    return None if best is None else (best[0], best[1])
+
+
 def _region_height_ok(region: list[float], caption: list[float]) -> bool:
     return region[3] - region[1] >= 30 and not (caption[1] - 4 <= region[1] and region[3] <= caption[3] + 4)
 
@@ -1127,6 +1178,11 @@ def read_page(doc: pymupdf.Document, pno: int, *, crop: bool = True) -> dict[str
         region = None
         if scored and scored[0][0] < 80 and _region_height_ok(free[scored[0][1]]["bbox"], cap["bbox"]):
             region, source = free.pop(scored[0][1])["bbox"], "layout"
+            if kind == "figure" and region[3] <= cap["bbox"][1]:
+                region = _over_key(region, cap["bbox"], body) or region
+        elif kind == "figure" and (keyed := _keyed_picture(cap["bbox"], free, body)) is not None:
+            del free[keyed[0]]
+            region, source = keyed[1], "layout"
         if region is None:
             column = _column_of(cap["bbox"], groups, rect)
             side = _side_of(kind, cap["bbox"], body, drawings, rect)

@@ -51,11 +51,13 @@ from clausewise.tools.query_tasks import (
     Terms,
     headings_above,
     is_definition,
+    legible,
     read_as,
     search_prefixes,
     stem,
     terms_in,
     units,
+    value_statements,
 )
 
 KEY_PASSAGES = 10
@@ -683,19 +685,26 @@ def _restated_last(ordered: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def _figures_after_key(ordered: list[dict[str, Any]], cites: dict[str, list[str]]) -> list[dict[str, Any]]:
     """Figures among the first ``KEY_PASSAGES`` passages go right after them (to the end of a shorter
     answer), in their order: a figure's passage quotes its caption (its drawing is an image), so the
-    first places go to text. The first passage before it that cites a moved figure names it in
-    ``figures``: the brief shows its image there."""
+    first places go to text; not a figure whose key states a value in words ("The recommended value
+    of h0 is 5,0 m"), which is read as text. The first passage before it that cites a moved figure
+    names it in ``figures``: the brief shows its image there."""
     head: list[dict[str, Any]] = []
     moved: list[dict[str, Any]] = []
     for p in ordered:
         if len(head) == KEY_PASSAGES:
             break
-        (moved if p["kind"] == "figure" else head).append(p)
+        (moved if p["kind"] == "figure" and not _states_values(p) else head).append(p)
     for figure in moved:
         holder = next((p for p in head if figure["key"] in cites.get(p["key"], [])), None)
         if holder is not None:
             holder.setdefault("figures", []).append(figure["key"])
     return head + moved + ordered[len(head) + len(moved) :]
+
+
+def _states_values(figure: dict[str, Any]) -> bool:
+    """A figure's passage that quotes, past its caption's line, a legible sentence stating a value."""
+    below = figure["text"].split("\n", 1)[1] if "\n" in figure["text"] else ""
+    return any(legible(s) for s in value_statements(below))
 
 
 def _paragraph_runs(read: Reader, ordered: list[dict[str, Any]]) -> list[dict[str, Any]]:

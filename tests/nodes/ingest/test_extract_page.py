@@ -1002,3 +1002,82 @@ def test_a_page_the_table_finder_fails_on_keeps_its_lines(
     monkeypatch.undo()
     with pymupdf.open(path) as pdf:
         assert extract_page(pdf, 0, crop=False)["tables_failed"] is False
+
+
+def _chart_over_key(key: list[str]) -> pymupdf.Document:
+    """A drawn chart, the lines ``key`` printed under it and its caption below them, between two
+    numbered paragraphs of the clause."""
+    doc = pymupdf.open()
+    page = doc.new_page(width=595, height=842)
+    page.insert_text((60, 40), "EN 1991-1-7:2006 (E)", fontsize=9)
+    clause = "(3) The values of the reduction factor may be given in the National Annex."
+    page.insert_text((60, 100), clause, fontsize=10)
+    page.draw_line((120, 350), (440, 350), width=1.5)
+    page.draw_line((120, 170), (120, 350), width=1.5)
+    page.draw_polyline([(120, 200), (230, 200), (330, 340), (440, 340)], width=3)
+    for i in range(6):
+        page.insert_text((115 + 60 * i, 365), f"{i}", fontsize=9)
+    page.insert_text((95, 205), "1,0", fontsize=9)
+    page.insert_text((280, 375), "h", fontsize=10)
+    page.draw_line((230, 190), (230, 350), dashes="[3] 0")
+    page.draw_line((330, 190), (330, 350), dashes="[3] 0")
+    y = 405
+    for text in key:
+        page.insert_text((60, y), text, fontsize=10)
+        y += 13
+    page.insert_text((70, y + 16), "Figure 4.2 - Recommended value of the reduction factor", fontsize=10)
+    page.insert_text((60, y + 50), "(4) Impact on the deck need not be considered above the clearance h1.", fontsize=10)
+    return doc
+
+
+def test_a_figures_key_printed_above_its_caption_is_the_figures() -> None:
+    """Symbols defined between a drawing and the caption under it ("h0 is the clearance ... The
+    recommended value of h0 is 5,0 m") are the figure's key: its body, not the clause's text. A
+    numbered paragraph there, or a sentence opening with a word ("It is the ..."), stays in the clause."""
+    key = [
+        "h0 is the clearance below which an impact is taken into account without reduction. The",
+        "recommended value of h0 is 5,0 m",
+    ]
+    for lines, is_key in (
+        (key, True),
+        (["(3) The recommended clearance is given in the National Annex. The value should take", key[1]], False),
+        (["It is the clearance below which an impact is taken into account without reduction. The", key[1]], False),
+    ):
+        result = extract_page(_chart_over_key(lines), 0, crop=False)
+        (figure,) = result["objects"]
+        assert figure["number"] == "4.2" and figure["region"] == "layout"
+        text = [ln["text"] for ln in result["lines"]]
+        assert ("recommended value of h0 is 5,0 m" in figure["body"]) is is_key
+        assert ("recommended value of h0 is 5,0 m" in text) is not is_key
+        assert text[0].startswith("(3) The values") and text[-1].startswith("(4) Impact")
+
+
+def test_a_picture_standing_off_its_caption_over_a_key_is_the_figures() -> None:
+    """The layout model's picture may end well above the caption when a long key is printed between
+    them (further than a caption stands off its figure): it is still the figure's, grown over the key;
+    not when a paragraph stands there, nor a picture beside the caption rather than over it."""
+    from clausewise.nodes.ingest.extract_page import _keyed_picture
+
+    def row(y: float, text: str, x: float = 84.0) -> dict[str, Any]:
+        return {"text": text, "bbox": [x, y, x + 5.5 * len(text), y + 11]}
+
+    caption = [97.0, 708.0, 514.0, 719.0]
+    picture = {"bbox": [86.0, 416.0, 420.0, 557.0], "class": "picture"}
+    aside = {"bbox": [522.0, 416.0, 590.0, 557.0], "class": "picture"}
+    key = [
+        row(567, "[§) h is the physical clearance between the road surface and the underside of the deck"),
+        row(592, "h0 is the clearance below which an impact is taken into account without reduction. The"),
+        row(615, "recommended value of h0 is 5,0 m (+ allowances for sag and deflection)"),
+        row(640, "h1 is the clearance above which no impact need be considered. The recommended value"),
+        row(663, "of h1 is 6,0 m (+ allowances for future resurfacing and expected settlements)"),
+    ]
+    found = _keyed_picture(caption, [aside, picture], key)
+    assert found is not None
+    index, region = found
+    assert index == 1
+    assert region[1] == 416.0 and region[3] == 707.0  # down to the caption
+    assert region[0] <= 84.0 and region[2] >= max(ln["bbox"][2] for ln in key)
+    paragraph = [row(567, "(5) The clearance should take account of resurfacing of the road."), *key[1:]]
+    assert _keyed_picture(caption, [picture], paragraph) is None
+    assert _keyed_picture(caption, [aside], key) is None  # not over the caption
+    assert _keyed_picture(caption, [picture], []) is None  # a blank gap is no key

@@ -464,6 +464,30 @@ def test_a_cited_figure_does_not_follow_its_clause_and_leaves_the_key_places_to_
     assert [p["tier"] for p in ranked][:3] == ["key", "key", "supporting"]
 
 
+def test_a_figure_whose_key_states_a_value_keeps_its_place_among_the_key_passages(monkeypatch: Any) -> None:
+    """A figure's passage that quotes its key past the caption, with a sentence that states a value
+    ("The recommended value of h0 is 5,0 m"), is read as text: second on its own standing, it stays
+    second. Its drawing's labels ("1,0 F 0 h") state nothing and move it after the key places."""
+    monkeypatch.setattr(collect_module, "KEY_PASSAGES", 2)
+    similarity = {k("6.2"): 0.9, k("figure_6.2"): 0.85, k("7.1"): 0.7, k("8.1"): 0.3, k("5.3.10"): 0.2}
+    caption = "Figure 6.2 - Recommended value of the reduction factor"
+    for body, kept in (
+        ("1,0 F 0 h0 is the clearance below which no reduction is made. The recommended value of h0 is 5,0 m", True),
+        ("1,0 F 0 h h0 h1 0,5", False),
+    ):
+        passages = [passage(key) for key in similarity]
+        figure = next(p for p in passages if p["key"] == k("figure_6.2"))
+        figure["text"] = f"{caption}\n{body}"
+        figure["spans"] = [[0, len(figure["text"])]]
+        ranked = rank(deps_with(), {"search_question": "q"}, passages, [similarity])  # type: ignore[arg-type]
+        order = [p["key"] for p in ranked]
+        assert order == (
+            [k("6.2"), k("figure_6.2"), k("7.1"), k("8.1"), k("5.3.10")]
+            if kept
+            else [k("6.2"), k("7.1"), k("figure_6.2"), k("8.1"), k("5.3.10")]
+        )
+
+
 def test_coverage_is_a_share_of_the_terms_some_passage_has() -> None:
     """The question's "freak" is in no passage: 6.1, which has all of the rest ("drift"), gains the whole
     ``COVERAGE_WEIGHT`` over 5.3.10, which has none, however heavily the missing word weighs."""
