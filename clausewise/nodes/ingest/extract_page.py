@@ -350,6 +350,24 @@ def _centred_run_on(line: dict[str, Any], cap: dict[str, Any], body: list[dict[s
     )
 
 
+# the words a title does not end on: it breaks off there and goes on on the next line
+_BREAKS_OFF = re.compile(
+    r"\b(?:where|which|whose|when|of|and|or|for|to|at|in|on|by|with|from|between|the|a|an|under|over)\s*$", re.I
+)
+
+
+def _carried_on(line: dict[str, Any], cap: dict[str, Any]) -> bool:
+    """A caption's second line that carries on its first where the first broke off mid-phrase
+    ("Figure B4: ... - roofs where" / "drifting occurs at parapets"): going on in lower case, after
+    a word a title does not end on, set within the caption line's width, wherever a scan placed it."""
+    return (
+        line["text"][:1].islower()
+        and bool(_BREAKS_OFF.search(cap["text"]))
+        and cap["bbox"][0] - 4 <= line["bbox"][0]
+        and line["bbox"][2] <= cap["bbox"][2] + 4
+    )
+
+
 def caption_run_on(title: str, rows: list[list[str]]) -> tuple[str, list[list[str]]]:
     """The words of a table's caption that wrapped into its first row ("Table 6.1: Recommended values of
     ... component" / "for different types of bridge decks for road, foot and railway bridges", read as
@@ -1220,6 +1238,7 @@ def read_page(doc: pymupdf.Document, pno: int, *, crop: bool = True) -> dict[str
                         and wrap[0].get("size", 0) <= cap["size"] + 0.1
                     )
                     or _centred_run_on(wrap[0], cap, body)  # or set centred under it, going on in lower case
+                    or _carried_on(wrap[0], cap)  # or carrying on the words the caption's line broke off
                 )
                 and not any(  # not a table's row (a caption beside this one is not in its way)
                     _same_band(ln, wrap[0]) and ln is not wrap[0] and _overlap_x(ln["bbox"], cap["bbox"]) > -20
