@@ -357,14 +357,16 @@ _BREAKS_OFF = re.compile(
 
 
 def _carried_on(line: dict[str, Any], cap: dict[str, Any]) -> bool:
-    """A caption's second line that carries on its first where the first broke off mid-phrase
-    ("Figure B4: ... - roofs where" / "drifting occurs at parapets"): going on in lower case, after
-    a word a title does not end on, set within the caption line's width, wherever a scan placed it."""
+    """A caption's second line that carries on its first, wherever a scan placed it ("Figure B4: ...
+    - roofs where" / "drifting occurs at parapets"): going on in lower case under a title with no
+    full stop, set within the caption line's width, after a word a title does not end on or indented
+    past the caption's start (a hanging indent; the clause's text starts at the margin)."""
     return (
         line["text"][:1].islower()
-        and bool(_BREAKS_OFF.search(cap["text"]))
+        and not cap["text"].rstrip().endswith((".", ":", ";"))
         and cap["bbox"][0] - 4 <= line["bbox"][0]
         and line["bbox"][2] <= cap["bbox"][2] + 4
+        and (bool(_BREAKS_OFF.search(cap["text"])) or line["bbox"][0] >= cap["bbox"][0] + 6)
     )
 
 

@@ -495,30 +495,34 @@ def test_a_scans_centred_caption_line_a_little_larger_and_off_centre_is_the_capt
     assert figure["title"] == "Snow load shape coefficients for roofs abutting to taller construction works"
 
 
-def test_a_caption_line_broken_off_mid_phrase_goes_on_on_the_next_wherever_a_scan_placed_it(tmp_path: Path) -> None:
+def test_a_caption_line_broken_off_goes_on_on_the_next_wherever_a_scan_placed_it(tmp_path: Path) -> None:
     """A caption's first line that breaks off on a word no title ends on ("... - roofs where") goes on
     on the next line in lower case, though a scan placed it neither under the title's start nor
-    centred; after a finished title ("... of a roof") a line in lower case is the clause's."""
+    centred; so does one set with a hanging indent ("... for roofs" / "abutting and close to taller
+    structures"). A line in lower case set at the margin under a title ending on a noun is the clause's."""
     doc = pymupdf.open()
     page = doc.new_page(width=595, height=842)
     page.insert_text((60, 80), "B4 Roofs where drifting occurs at parapets", fontsize=10, fontname="hebo")
-    for top, (first, second) in (
-        (100, ("Figure B4: Shape coefficients for exceptional snow drifts - roofs where", "drifting at parapets")),
-        (360, ("Figure B5: Shape coefficients for exceptional snow drifts on a roof", "drifting is also possible")),
+    for top, (first, second, x) in (
+        (100, ("Figure B4: Shape coefficients for exceptional snow drifts - roofs where", "drifting at parapets", 84)),
+        (320, ("Figure B5: Shape coefficients for exceptional snow drifts for roofs", "abutting tall walls", 120)),
+        (540, ("Figure B6: Shape coefficients for exceptional snow drifts on a roof", "drifting is also possible", 84)),
     ):
-        page.draw_rect(pymupdf.Rect(150, top, 450, top + 180), color=(0, 0, 0), width=0.8)
-        page.insert_text((84, top + 200), first, fontsize=11)
-        page.insert_text((120, top + 213), second, fontsize=11.3)
-    page.insert_text((60, 640), "(4) The shape coefficient given in Figure B4 is the least of three.", fontsize=10)
+        page.draw_rect(pymupdf.Rect(150, top, 450, top + 160), color=(0, 0, 0), width=0.8)
+        page.insert_text((84, top + 180), first, fontsize=11)
+        page.insert_text((x, top + 193), second, fontsize=11.3)
+    page.insert_text((60, 780), "(4) The shape coefficient given in Figure B4 is the least of three.", fontsize=10)
     path = tmp_path / "broken_caption.pdf"
     doc.save(path)
     with pymupdf.open(path) as pdf:
         result = extract_page(pdf, 0, crop=False)
     titles = {o["number"]: o["title"] for o in result["objects"]}
     assert titles["B.4"] == "Shape coefficients for exceptional snow drifts - roofs where drifting at parapets"
-    assert titles["B.5"] == "Shape coefficients for exceptional snow drifts on a roof"
+    assert titles["B.5"] == "Shape coefficients for exceptional snow drifts for roofs abutting tall walls"
+    assert titles["B.6"] == "Shape coefficients for exceptional snow drifts on a roof"
     texts = [ln["text"] for ln in result["lines"]]
-    assert "drifting at parapets" not in texts and "drifting is also possible" in texts
+    assert "drifting at parapets" not in texts and "abutting tall walls" not in texts
+    assert "drifting is also possible" in texts
 
 
 def _map_page(path: Path, heading: str | None) -> None:
