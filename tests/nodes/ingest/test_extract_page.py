@@ -447,6 +447,14 @@ def test_a_caption_wrapped_into_the_tables_first_row_is_the_captions(tmp_path: P
     assert table["body"].startswith("| Type of deck |") and "| Steel deck |" in table["body"]
 
 
+def _titles_and_lines(doc: pymupdf.Document, path: Path) -> tuple[dict[str, str], list[str]]:
+    """The page saved to ``path`` and read: its objects' titles by number, and its text lines."""
+    doc.save(path)
+    with pymupdf.open(path) as pdf:
+        result = extract_page(pdf, 0, crop=False)
+    return {o["number"]: o["title"] for o in result["objects"]}, [ln["text"] for ln in result["lines"]]
+
+
 def test_a_caption_wrapped_onto_a_centred_line_keeps_its_end(tmp_path: Path) -> None:
     """A caption's second line set centred under the first ("and obstructions") is its title's end, not
     the text of the clause below; a centred line that opens a sentence under a finished caption is not."""
@@ -463,14 +471,9 @@ def test_a_caption_wrapped_onto_a_centred_line_keeps_its_end(tmp_path: Path) -> 
         page.insert_text((300 - caption / 2, top + 170), first, fontsize=10)
         page.insert_text((300 - pymupdf.get_text_length(second, fontsize=10) / 2, top + 183), second, fontsize=10)
     page.insert_text((60, 560), "6.3 Snow overhanging the edge of a roof", fontsize=10, fontname="hebo")
-    path = tmp_path / "centred_caption.pdf"
-    doc.save(path)
-    with pymupdf.open(path) as pdf:
-        result = extract_page(pdf, 0, crop=False)
-    titles = {o["number"]: o["title"] for o in result["objects"]}
+    titles, texts = _titles_and_lines(doc, tmp_path / "centred_caption.pdf")
     assert titles["6.1"] == "Snow load shape coefficients at projections and obstructions"
     assert titles["6.2"] == "Snow overhanging the edge of a roof."
-    texts = [ln["text"] for ln in result["lines"]]
     assert "and obstructions" not in texts and "Values apply to all roofs" in texts
 
 
@@ -512,15 +515,10 @@ def test_a_caption_line_broken_off_goes_on_on_the_next_wherever_a_scan_placed_it
         page.insert_text((84, top + 180), first, fontsize=11)
         page.insert_text((x, top + 193), second, fontsize=11.3)
     page.insert_text((60, 780), "(4) The shape coefficient given in Figure B4 is the least of three.", fontsize=10)
-    path = tmp_path / "broken_caption.pdf"
-    doc.save(path)
-    with pymupdf.open(path) as pdf:
-        result = extract_page(pdf, 0, crop=False)
-    titles = {o["number"]: o["title"] for o in result["objects"]}
+    titles, texts = _titles_and_lines(doc, tmp_path / "broken_caption.pdf")
     assert titles["B.4"] == "Shape coefficients for exceptional snow drifts - roofs where drifting at parapets"
     assert titles["B.5"] == "Shape coefficients for exceptional snow drifts for roofs abutting tall walls"
     assert titles["B.6"] == "Shape coefficients for exceptional snow drifts on a roof"
-    texts = [ln["text"] for ln in result["lines"]]
     assert "drifting at parapets" not in texts and "abutting tall walls" not in texts
     assert "drifting is also possible" in texts
 
