@@ -989,6 +989,11 @@ def test_numbered_appendices_after_numbered_paragraphs_are_annexes(tmp_path: Any
     assert paragraphs == set(opens)  # the appendices' numbers opened no paragraphs
 
 
+def _clause_entry(text: str, page_map: list[list[int]]) -> dict[str, Any]:
+    """A clause's entry as `build_sections` makes it: its text, on the pages mapped."""
+    return {"kind": "clause", "text": text, "page_map": page_map, "pages": sorted({page for _, page in page_map})}
+
+
 def test_a_note_printed_under_a_table_belongs_to_the_table_too() -> None:
     """ "Table 5.2 NOTE": the NOTE lines after a table's caption in the clause around it, up to the next
     paragraph or caption, are added to the table's text (on their page); the clause keeps them."""
@@ -1000,7 +1005,7 @@ def test_a_note_printed_under_a_table_belongs_to_the_table_too() -> None:
         "Table 5.3: Underground parts\n(3) Further text."
     )
     entries = {
-        "X_5.3": {"kind": "clause", "text": clause, "page_map": [[0, 20], [60, 21]], "pages": [20, 21]},
+        "X_5.3": _clause_entry(clause, [[0, 20], [60, 21]]),
         "X_table_5.2": {
             "kind": "table",
             "parent": "X_5.3",
@@ -1044,7 +1049,7 @@ def test_a_note_under_a_table_whose_caption_wrapped_goes_with_it() -> None:
         "Table 6.1: Linear temperature difference\nNOTE 2: The values are based on a depth of surfacing of 50 mm."
     )
     entries = {
-        "X_6.1.4.1": {"kind": "clause", "text": clause, "page_map": [[0, 27]], "pages": [27]},
+        "X_6.1.4.1": _clause_entry(clause, [[0, 27]]),
         "X_table_6.1": _table_entry("X_6.1.4.1", caption, "| Steel deck | 18 |", [[0, 27]]),
     }
     _table_notes(entries)
@@ -1085,7 +1090,7 @@ def test_a_tables_footnotes_go_with_it_and_notes_numbered_on_from_the_clause_sta
         "Note 1: the least value of 2h/sk applies.\n(4) Further text."
     )
     entries = {
-        "X_C.3": {"kind": "clause", "text": clause, "page_map": [[0, 30]], "pages": [30]},
+        "X_C.3": _clause_entry(clause, [[0, 30]]),
         "X_table_C.2": table("X_table_C.2", "Table C.2 - Design values for vehicle mass"),
         "X_table_C.3": table("X_table_C.3", "Table C.3 - Forces on columns"),
         "X_table_C.4": table("X_table_C.4", "Table C.4 - Shape coefficients for exceptional drifts for roofs"),
@@ -1112,9 +1117,9 @@ def test_a_note_the_table_marks_goes_with_it_but_a_list_after_a_table_stays_in_t
         return f"{head}{caption}\na) Trees taller than 5 m.\n(3) Next."
 
     entries = {
-        "X_4.2": {"kind": "clause", "text": clause("Table 4.1 Factors"), "page_map": [[0, 5]], "pages": [5]},
+        "X_4.2": _clause_entry(clause("Table 4.1 Factors"), [[0, 5]]),
         "X_table_4.1": _table_entry("X_4.2", "Table 4.1 Factors", "| Garden with trees a) | 0,7 |", [[0, 5]]),
-        "X_4.3": {"kind": "clause", "text": clause("Table 4.2 Cases"), "page_map": [[0, 6]], "pages": [6]},
+        "X_4.3": _clause_entry(clause("Table 4.2 Cases"), [[0, 6]]),
         "X_table_4.2": _table_entry("X_4.3", "Table 4.2 Cases", "| Open garden | 0,5 |", [[0, 6]]),
         # a row labelled "(3)", as the paragraph after the table is numbered: a label, not a note's marker
         "X_4.4": {
@@ -1146,7 +1151,7 @@ def test_lettered_notes_written_with_a_full_stop_go_with_their_table_also_after_
         "b. L must be calculated as L = kl.\nTable 1604.5 [Replacement]\nOther text."
     )
     entries = {
-        "X_1604.3.1": {"kind": "clause", "text": clause, "page_map": [[0, 32]], "pages": [32]},
+        "X_1604.3.1": _clause_entry(clause, [[0, 32]]),
         "X_table_2-1": _table_entry(
             "X_1604.3.1", "Table 2-1 \\4\\ /4/ Deflection Limits for Framing", "| Brick veneer | L/600 |", [[0, 32]]
         ),
@@ -1175,7 +1180,7 @@ def test_a_tables_note_running_on_over_the_page_goes_with_it_and_so_do_the_notes
     )
     page36 = clause.index("outside")
     entries = {
-        "X_1604.5": {"kind": "clause", "text": clause, "page_map": [[0, 33], [page36, 36]], "pages": [33, 36]},
+        "X_1604.5": _clause_entry(clause, [[0, 33], [page36, 36]]),
         "X_table_2-2": _table_entry(
             "X_1604.5",
             "Table 2-2 Risk Category of Buildings",
@@ -1525,7 +1530,7 @@ def test_footnotes_numbered_as_the_captions_superscripts_go_with_the_table() -> 
         "(2) Further text.\nTable 4-2 Wall ties\n1 Clean the cavity before the ties are fixed.\n(3) More text."
     )
     entries = {
-        "X_4-2.2": {"kind": "clause", "text": clause, "page_map": [[0, 94]], "pages": [94]},
+        "X_4-2.2": _clause_entry(clause, [[0, 94]]),
         "X_table_4-1": _table_entry(
             "X_4-2.2", "Table 4-1 Structural Performance Objectives1,2", "| Risk Category III | LS |", [[0, 94]]
         ),
