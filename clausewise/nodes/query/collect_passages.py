@@ -23,10 +23,13 @@ words, up among them, and, a little, those that say what one sub-question asks. 
 paragraphs under one heading that follow one another are read together, each its own passage, at the
 place of the first of them (up to ``RUN_CHARS`` of text a piece). The first passages,
 up to ``KEY_PASSAGES`` or ``KEY_CHARS`` of text, are the key tier; the next ones up to
-``SUPPORTING_PASSAGES`` are supporting; the rest background. An expression a passage before it already
-quotes goes to the back; that passage names it in ``restates``. Of two passages in (nearly) the same
-words (a rule a document states in two chapters), the one printed among the key passages keeps the
-earlier place, the other goes to the back, and the one kept names it in ``same_text``."""
+``SUPPORTING_PASSAGES`` are supporting; the rest background. Figures and expressions among the key
+passages go right after them (their passages are a caption and a formula as the text layer reads it;
+the passage citing one names it in ``figures`` or ``expressions``, and the brief shows its image there).
+An expression a passage before it already quotes goes to the back; that passage names it in
+``restates``. Of two passages in (nearly) the same words (a rule a document states in two chapters),
+the one printed among the key passages keeps the earlier place, the other goes to the back, and the one
+kept names it in ``same_text``."""
 
 from __future__ import annotations
 
@@ -411,7 +414,7 @@ def rank(
                     (m[i] for m in by_part), default=0.0
                 )
             ordered, lifted = _order(read, passages, score, cites, aspects)
-    ordered = _figures_after_key(_restated_last(_twins_apart(ordered)), cites)
+    ordered = _drawn_after_key(_restated_last(_twins_apart(ordered)), cites)
     # The sections the question names by number come first (no lift to what they cite: the question
     # named them, not their references).
     named = state.get("named") or {}
@@ -682,22 +685,25 @@ def _restated_last(ordered: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return kept + restated
 
 
-def _figures_after_key(ordered: list[dict[str, Any]], cites: dict[str, list[str]]) -> list[dict[str, Any]]:
-    """Figures among the first ``KEY_PASSAGES`` passages go right after them (to the end of a shorter
-    answer), in their order: a figure's passage quotes its caption (its drawing is an image), so the
-    first places go to text; not a figure whose key states a value in words ("The recommended value
-    of h0 is 5,0 m"), which is read as text. The first passage before it that cites a moved figure
-    names it in ``figures``: the brief shows its image there."""
+def _drawn_after_key(ordered: list[dict[str, Any]], cites: dict[str, list[str]]) -> list[dict[str, Any]]:
+    """Figures and expressions among the first ``KEY_PASSAGES`` passages go right after them (to the
+    end of a shorter answer), in their order: a figure's passage quotes its caption (its drawing is an
+    image), an expression's its formula as a scan's text layer reads it ("FR J.l (4.2)", the clause
+    citing it says what it is for), so the first places go to text; not a figure whose key states a
+    value in words ("The recommended value of h0 is 5,0 m"), which is read as text. The first passage
+    before it that cites a moved figure names it in ``figures``, a moved expression in
+    ``expressions``: the brief shows its image there."""
     head: list[dict[str, Any]] = []
     moved: list[dict[str, Any]] = []
     for p in ordered:
         if len(head) == KEY_PASSAGES:
             break
-        (moved if p["kind"] == "figure" and not _states_values(p) else head).append(p)
-    for figure in moved:
-        holder = next((p for p in head if figure["key"] in cites.get(p["key"], [])), None)
+        drawn = p["kind"] == "expression" or (p["kind"] == "figure" and not _states_values(p))
+        (moved if drawn else head).append(p)
+    for obj in moved:
+        holder = next((p for p in head if obj["key"] in cites.get(p["key"], [])), None)
         if holder is not None:
-            holder.setdefault("figures", []).append(figure["key"])
+            holder.setdefault("figures" if obj["kind"] == "figure" else "expressions", []).append(obj["key"])
     return head + moved + ordered[len(head) + len(moved) :]
 
 

@@ -33,17 +33,22 @@ _NUMBER_CELL = re.compile(r"^[-+±]?\d[\d\s,.]*$")  # a cell that is a number al
 _LISTED = re.compile(r"^(.*\ballowed in )((?:Table|Figure|Expression) \S+|\S+(?: \(\w+\))?)( .*)?$", re.S)
 
 
+def _beside(passage: dict[str, Any]) -> list[str]:
+    """The figures and expressions a passage cites that were moved out of the key passages."""
+    return [*passage.get("figures", []), *passage.get("expressions", [])]
+
+
 def compose(state: QueryState, runtime: Runtime[QueryContext]) -> dict[str, Any]:
     """The answer contract (docs/DESIGN.md), with an engineer's brief as markdown."""
     ctx, deps = runtime.context, deps_of(runtime)
     passages = [dict(p) for p in state.get("passages") or []]
     kinds = {p["key"]: p["kind"] for p in passages}
-    # each object's image in reading order; an expression a passage restates, and a figure it cites
-    # that was moved out of the key passages, come with that passage
+    # each object's image in reading order; an expression a passage restates, and a figure or an
+    # expression it cites that was moved out of the key passages, come with that passage
     shown = [
         k
         for p in passages
-        for k in ([p["key"]] if p["kind"] in OBJECT_KINDS else []) + p.get("restates", []) + p.get("figures", [])
+        for k in ([p["key"]] if p["kind"] in OBJECT_KINDS else []) + p.get("restates", []) + _beside(p)
     ]
     images: list[dict[str, Any]] = []
     for key in dict.fromkeys(shown):
@@ -155,7 +160,7 @@ def render_markdown(
         img = image_of.get(p["key"])
         if img:  # a quoted figure, table or expression: its image with it, a click away
             lines[-1:-1] = ["", f"Image: {link(img)}"] + _described(img)
-        for figure in p.get("figures", []):  # a figure it cites, not quoted: its name, title and image
+        for figure in _beside(p):  # a figure or expression it cites, not quoted: its name, title and image
             img, fig = image_of.get(figure), by_key.get(figure)
             if img and fig:
                 label = f"**{fig['section']}** {fig.get('title') or ''}".rstrip()
@@ -165,7 +170,7 @@ def render_markdown(
             where = "; ".join(f"{cited(t['document'], t['section'], t.get('title'))}, page {t['page']}" for t in twins)
             lines[-1:-1] = ["", f"The same text is also at {where}."]
     quoted = {p["key"] for p in key}
-    beside = {f for p in key for f in p.get("figures", [])}
+    beside = {f for p in key for f in _beside(p)}
     restated = {r for p in key for r in p.get("restates", [])}
     shown = [
         img

@@ -71,6 +71,7 @@ SECTIONS = {
     k("5.1"): "5.1 Pressure\n(1) The pressure is\nw = q c (5.1)\nwhere q is the velocity pressure.",
     k("expression_5.1"): "w = q c (5.1)",
     k("expression_5.2"): "w_i = q c_i (5.2)",
+    k("5.4"): "5.4 Internal pressure\n(1) The internal pressure is given by Expression (5.2).",
     k("1.5.1"): "1.5.1\ndrifted snow\nsnow moved by the wind from one part of a roof to another",
     k("3.1"): "3.1 Drift\n(1) Drifted snow (see 1.5.1) is taken into account as 7.1 gives.",
     k("6.2"): "6.2 Overhang\n(1) The overhanging snow is shown in Figure 6.2.",
@@ -109,6 +110,7 @@ REFERENCES = {
     k("4.1"): [{"target": k("8.1")}, {"target": k("7.1")}],
     k("3.1"): [{"target": k("1.5.1")}, {"target": k("7.1")}],
     k("6.2"): [{"target": k("figure_6.2"), "span": [47, 57]}],
+    k("5.4"): [{"target": k("expression_5.2"), "span": [60, 76]}],
     k("9.1"): [
         *({"target": k(code), "raw": "paragraphs 9.2-9.5", "span": [54, 72]} for code in ("9.2", "9.3", "9.4", "9.5")),
         {"target": k("9.6"), "raw": "9.6", "span": [105, 108]},
@@ -413,15 +415,16 @@ def test_sections_lifted_alike_come_in_the_order_the_lifting_section_names_them(
 
 def test_an_expression_its_clause_already_quotes_goes_to_the_back() -> None:
     """Expression (5.1) is quoted in 5.1's text above it: it goes to the back and 5.1 lists it in
-    ``restates``. Expression (5.2), quoted nowhere before it, keeps its place."""
+    ``restates``. Expression (5.2), quoted nowhere before it, stays before it (after the text passages,
+    as an expression among the key places does)."""
     similarity = {k("5.1"): 0.9, k("expression_5.1"): 0.8, k("expression_5.2"): 0.7, k("7.1"): 0.2}
     ranked = rank(deps_with(), {"search_question": "q"}, [passage(key) for key in similarity], [similarity])  # type: ignore[arg-type]
-    assert [p["key"] for p in ranked] == [k("5.1"), k("expression_5.2"), k("7.1"), k("expression_5.1")]
+    assert [p["key"] for p in ranked] == [k("5.1"), k("7.1"), k("expression_5.2"), k("expression_5.1")]
     assert ranked[0]["restates"] == [k("expression_5.1")] and [p["rank"] for p in ranked] == [1, 2, 3, 4]
-    assert "restates" not in ranked[1]
+    assert not any("restates" in p for p in ranked[1:])
     similarity[k("expression_5.1")] = 0.95  # ahead of its clause: nothing above quotes it
     ranked = rank(deps_with(), {"search_question": "q"}, [passage(key) for key in similarity], [similarity])  # type: ignore[arg-type]
-    assert [p["key"] for p in ranked][:2] == [k("expression_5.1"), k("5.1")]
+    assert [p["key"] for p in ranked] == [k("5.1"), k("7.1"), k("expression_5.1"), k("expression_5.2")]
     assert not any("restates" in p for p in ranked)
 
 
@@ -462,6 +465,23 @@ def test_a_cited_figure_does_not_follow_its_clause_and_leaves_the_key_places_to_
     assert ranked[0]["figures"] == [k("figure_6.2")] and "figures" not in ranked[1]
     assert [p["rank"] for p in ranked] == [1, 2, 3, 4, 5]
     assert [p["tier"] for p in ranked][:3] == ["key", "key", "supporting"]
+
+
+def test_an_expression_among_the_key_places_goes_right_after_them(monkeypatch: Any) -> None:
+    """An expression's passage is its formula as a scan's text layer reads it ("FR J.l (4.2)"). Cited
+    by 5.4, Expression (5.2) follows it; among the key places (2 here) it goes right after them, as a
+    figure does, and 5.4 names it in ``expressions`` for the brief to show its image there. Past the
+    key places it keeps its place after the clause citing it."""
+    monkeypatch.setattr(collect_module, "KEY_PASSAGES", 2)
+    similarity = {k("5.4"): 0.9, k("expression_5.2"): 0.1, k("7.1"): 0.7, k("8.1"): 0.3, k("5.3.10"): 0.2}
+    ranked = rank(deps_with(), {"search_question": "q"}, [passage(key) for key in similarity], [similarity])  # type: ignore[arg-type]
+    assert [p["key"] for p in ranked] == [k("5.4"), k("7.1"), k("expression_5.2"), k("8.1"), k("5.3.10")]
+    assert ranked[0]["expressions"] == [k("expression_5.2")] and "figures" not in ranked[0]
+    assert [p["tier"] for p in ranked][:3] == ["key", "key", "supporting"]
+    similarity.update({k("5.4"): 0.5, k("7.1"): 0.9, k("8.1"): 0.8})
+    ranked = rank(deps_with(), {"search_question": "q"}, [passage(key) for key in similarity], [similarity])  # type: ignore[arg-type]
+    assert [p["key"] for p in ranked][2:4] == [k("5.4"), k("expression_5.2")]
+    assert not any("expressions" in p for p in ranked)
 
 
 def test_a_figure_whose_key_states_a_value_keeps_its_place_among_the_key_passages(monkeypatch: Any) -> None:

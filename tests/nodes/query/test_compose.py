@@ -10,6 +10,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+import pytest
 from helpers import ScriptedChatModel, query_runtime
 
 from clausewise.nodes.query.collect_passages import collect_passages
@@ -277,11 +278,20 @@ def test_a_quoted_figure_shows_its_caption_and_image_not_the_labels_read_off_the
     assert "### Figures and tables" not in brief
 
 
-def test_a_figure_a_quoted_clause_cites_is_shown_under_that_clause() -> None:
-    """Figure 6.2 was moved out of the key passages (its passage is a caption) and 6.2, which cites it,
-    names it in ``figures``: the brief shows the figure's name and title (not the caption as OCR read
-    it, "Figure 62") and its image under 6.2's quote, before the next passage, and not again under
-    figures and tables."""
+@pytest.mark.parametrize(
+    ("field", "kind", "section", "title"),
+    [
+        ("figures", "figure", "Figure 6.2", "Overhang at the eaves"),
+        ("expressions", "expression", "Expression (6.2)", ""),
+    ],
+)
+def test_a_figure_a_quoted_clause_cites_is_shown_under_that_clause(
+    field: str, kind: str, section: str, title: str
+) -> None:
+    """Figure 6.2 (or Expression (6.2)) was moved out of the key passages (its passage is a caption, or a
+    formula as the text layer reads it) and 6.2, which cites it, names it in ``figures`` (or
+    ``expressions``): the brief shows its name and title (not the caption as OCR read it, "Figure 62")
+    and its image under 6.2's quote, before the next passage, and not again under figures and tables."""
     from clausewise.nodes.query.compose import render_markdown
 
     def passage(section: str, tier: str, kind: str, **extra: Any) -> dict[str, Any]:
@@ -289,12 +299,12 @@ def test_a_figure_a_quoted_clause_cites_is_shown_under_that_clause() -> None:
         return {"key": key, "document": "EN 1991-9-9", "section": section, "title": "", "page": 7, "kind": kind,
                 "pages": [7], "text": f"{section} text", "hop": 0, "via": "vector", "tier": tier, **extra}  # fmt: skip
 
-    figure = passage("Figure 6.2", "supporting", "figure", title="Overhang at the eaves")
-    passages = [passage("6.2", "key", "clause", figures=[figure["key"]]), passage("7.1", "key", "clause"), figure]
-    images = [{"id": figure["key"], "path": "/store/figure_6.2.png", "caption": "Figure 62: Overhang", "page": 7}]
+    figure = passage(section, "supporting", kind, title=title)
+    passages = [passage("6.2", "key", "clause", **{field: [figure["key"]]}), passage("7.1", "key", "clause"), figure]
+    images = [{"id": figure["key"], "path": "/store/object_6.2.png", "caption": "Figure 62: Overhang", "page": 7}]
     brief = render_markdown({"search_question": "What overhang?"}, passages, images, "summary")  # type: ignore[typeddict-item]
     quoted = brief.split("### Key passages", 1)[1]
-    line = "**Figure 6.2** Overhang at the eaves (page 7): [/store/figure_6.2.png](file:///store/figure_6.2.png)"
+    line = f"**{section}** {title}".rstrip() + " (page 7): [/store/object_6.2.png](file:///store/object_6.2.png)"
     assert line in quoted
     assert quoted.index("> 6.2 text") < quoted.index(line) < quoted.index("> 7.1 text")
     assert "\n\n" + line in quoted  # its own paragraph, not a line of the quote above it
