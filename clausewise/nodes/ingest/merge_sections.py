@@ -242,6 +242,9 @@ class _Parser:
             ]
         self.drafts: list[Draft] = []
         self.current_number: tuple[int, ...] | None = None
+        # the number of the last "Chapter N" or "Section N" heading: the next one follows it, whatever
+        # other code's clauses ("1603.2", "26.12.1") the code modifies under it
+        self.chapter: int | None = None
         self.current_annex: str | None = None
         self.seen_codes: set[str] = set()
         sizes: dict[float, int] = {}
@@ -480,6 +483,9 @@ class _Parser:
             return False
         if plausible_next(self.current_number, found.number, jump=9 if found.strong else 3):
             return True
+        # "CHAPTER 5" after another code's "706.3.2" that ended chapter 4: chapters follow one another
+        if found.strong and self.chapter is not None and self.chapter < found.number[0] <= self.chapter + 2:
+            return True
         # a heading set in bold needs no sequence (codes that skip numbers or quote other codes' ones)
         return self.typography and found.typographic and len(found.number) > 1
 
@@ -587,6 +593,8 @@ class _Parser:
                     self.quote_ends = quote_end  # the quote's lines are text of the section it is quoted in
                 elif found and accepted:
                     self.current_number = found.number
+                    if found.strong:
+                        self.chapter = found.number[0]
                     self.seen_codes.add(found.code)
                     current = self._open(
                         Draft(found.code, "clause", found.title.strip(), found.number, _parent_code(found.code)), line

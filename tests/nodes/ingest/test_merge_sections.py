@@ -1546,3 +1546,27 @@ def test_footnotes_numbered_as_the_captions_superscripts_go_with_the_table() -> 
     rest = entries["X_4-2.2"]["text"]
     assert notes not in rest and "Objectives1,2\n(2) Further text." in rest
     assert "Table 4-2 Wall ties\n1 Clean the cavity" in rest
+
+
+def test_a_chapter_heading_after_another_codes_numbered_clause_follows_the_codes_own_sequence() -> None:
+    """A code that modifies another code's clauses under its own chapters ("1-2", then "1603.1" to
+    "1603.12" in bold, then "CHAPTER 2 NONBUILDING STRUCTURES"; "26.12.1" before "CHAPTER 3"): a chapter
+    heading follows the chapter before it, not the other code's "1603.12" or "26.12.1"; it opens a
+    section, the chapter's clauses sit under it, and the last modified clause does not take its heading as text."""
+    body = ("The text of the clause goes on for a while here, set in the plain body font, not bold.", False, "")
+    lines = [("CHAPTER 1 MODIFICATIONS TO IBC", True, ""), ("1-1 GENERAL.", True, ""), body]
+    for n in range(1, 13):
+        lines += [(f"1603.{n} - Modified Clause Number {n} [Addition]", True, ""), body, body, body]
+    lines += [("CHAPTER 2 NONBUILDING STRUCTURES", True, ""), ("2-1 HIGHWAY BRIDGE DESIGN.", True, ""), body]
+    lines += [("2-2 ASCE 7 CHAPTER 26 - WIND LOADS.", True, ""), ("26.12.1 - General. [Supplement]", True, ""), body]
+    lines += [("CHAPTER 3 EXISTING BUILDINGS", True, ""), ("3-1 GENERAL.", True, ""), body]
+    sections = build_sections(
+        DocId("DOD", "UFC3-301-01"), "Test", [_typo_page(1, lines[:30]), _typo_page(2, lines[30:])]
+    )
+    by_code = {s["section"]: s for s in sections.values() if s["kind"] == "clause"}
+    assert by_code["2"]["title"] == "NONBUILDING STRUCTURES"
+    assert by_code["2-1"]["parent"] == "DOD_UFC3-301-01_2"
+    assert "CHAPTER 2" not in by_code["1603.12"]["text"]
+    assert by_code["1603.12"]["title"] == "Modified Clause Number 12 [Addition]"
+    assert by_code["3"]["title"] == "EXISTING BUILDINGS" and by_code["3-1"]["parent"] == "DOD_UFC3-301-01_3"
+    assert "CHAPTER 3" not in by_code["26.12.1"]["text"]
