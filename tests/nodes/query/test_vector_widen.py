@@ -59,3 +59,22 @@ def test_known_candidates_stay_in_the_batch_but_are_not_added_again(widen: Any) 
 
     assert again["last_vector_batch"] == first["last_vector_batch"]
     assert set(again["candidates"]) == set(first["last_vector_batch"]) - {known_key}
+
+
+def test_a_heading_with_nothing_under_it_takes_no_place_in_a_batch(widen: Any, sample_store: SimpleNamespace) -> None:
+    """A bare heading ("5 Snow load on roofs" over 5.1, 5.2) has no line that can bear on the question:
+    in a batch it would take the place of a section that has some, and at the batch's tail it would stop
+    the widening whatever lies further on. Batches through the whole store hold every other section."""
+    from clausewise.nodes.query.deps import bare
+
+    sections = sample_store.sections
+    headings = {k for k, s in sections.items() if bare(s["text"], s.get("title"))}
+    assert headings, "the sample has bare headings"
+    state: dict[str, Any] = {"search_question": QUESTION, "candidates": {}, "widenings": 0}
+    seen: set[str] = set()
+    for _ in range(len(sections) // 4 + 2):
+        update = widen(state)
+        seen |= set(update["last_vector_batch"])
+        state = {**state, **update, "candidates": merge_keyed(state["candidates"], update["candidates"])}
+    assert not seen & headings
+    assert len(seen) >= 0.8 * (len(sections) - len(headings))
