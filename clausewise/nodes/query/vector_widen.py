@@ -7,7 +7,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from clausewise.graph.state import QueryContext, QueryState
-from clausewise.nodes.query.deps import bare, deps_of
+from clausewise.nodes.query.deps import Reader, bare, deps_of
 
 
 def vector_widen(state: QueryState, runtime: Runtime[QueryContext]) -> dict[str, Any]:
@@ -16,16 +16,6 @@ def vector_widen(state: QueryState, runtime: Runtime[QueryContext]) -> dict[str,
     queries = list(dict.fromkeys([state["search_question"], *state.get("sub_questions", [])]))
     known = state.get("candidates") or {}
     read = deps.reader()
-    headings: dict[str, bool] = {}
-
-    def heading_only(key: str) -> bool:
-        """A heading with nothing under it ("CHAPTER 4 EVALUATION AND RETROFIT ..."): no line of it can
-        bear on the question, and in a batch it takes the place of a section that has some."""
-        if key not in headings:
-            section = read.section(key)
-            headings[key] = section is not None and bare(section["text"], section.get("title"))
-        return headings[key]
-
     batch: dict[str, dict[str, Any]] = {}
     order: list[tuple[float, str]] = []
     for query in queries:
@@ -34,7 +24,7 @@ def vector_widen(state: QueryState, runtime: Runtime[QueryContext]) -> dict[str,
         seen: dict[str, float] = {}
         k = ctx.vector_batch * 4
         for hit in deps.vector_index.search(vector, k=k + offset * 4, offset=0):
-            if hit.key not in seen and not heading_only(hit.key):
+            if hit.key not in seen and not heading_only(read, hit.key):
                 seen[hit.key] = hit.score
         ranked = list(seen.items())[offset : offset + ctx.vector_batch]
         for key, score in ranked:
@@ -50,3 +40,10 @@ def vector_widen(state: QueryState, runtime: Runtime[QueryContext]) -> dict[str,
         "last_vector_batch": latest,
         "widenings": widened,
     }
+
+
+def heading_only(read: Reader, key: str) -> bool:
+    """A heading with nothing under it ("CHAPTER 4 EVALUATION AND RETROFIT ..."): no line of it can bear
+    on the question, and in a batch it takes the place of a section that has some."""
+    section = read.section(key)
+    return section is not None and bare(section["text"], section.get("title"))
