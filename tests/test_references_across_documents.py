@@ -458,3 +458,27 @@ def test_a_document_under_another_publisher_is_the_one_cited(tmp_path: Path) -> 
     assert resolver.resolve(ocr).key == "BSI_EN1990_table_A1.1"
     [shown] = resolved_references([dict(ref, target="CEN_EN1990_9.9")], resolver, "CEN_EN1991-9-9_1.1")
     assert (shown["resolved"], shown["reason"], shown["document"]) == (False, NOT_FOUND, "BSI_EN1990")
+
+
+def test_a_number_asked_without_its_document_is_read_in_the_document_the_question_is_about(both: Any) -> None:
+    """Both codes have a clause 1.2; the question is on verifying ultimate limit states, EN 1990's topic.
+    EN 1991-9-8's 1.2 (its normative references) speaks of the basis of design and its terms, and is
+    nearer the question than EN 1990's own 1.2: the question's nearest chunks, not that one clause, say
+    which document it asks about."""
+    from collections import Counter
+
+    from clausewise.keys import document_of
+    from clausewise.nodes.query.deps import QueryDeps
+    from clausewise.nodes.query.keyword import ASKED_NEAREST, in_asked_document
+
+    deps = QueryDeps(both)
+    question = (
+        "When verifying ultimate limit states, how are design values derived from characteristic values, "
+        "and what do the basis of design terms in clause 1.2 say?"
+    )
+    vector = deps.query_vector(question)
+    near = deps.vector_index.similarity(vector, [f"{A}_1.2", f"{B}_1.2"])
+    assert near[f"{A}_1.2"].score > near[f"{B}_1.2"].score  # the one clause's similarity points to EN 1991-9-8
+    votes = Counter(document_of(h.key) for h in deps.vector_index.search(vector, k=ASKED_NEAREST))
+    assert votes[B] > votes[A]
+    assert in_asked_document(deps, question, [f"{A}_1.2", f"{B}_1.2"]) == f"{B}_1.2"

@@ -3,12 +3,14 @@ and the sections the question names by number ("Table 6.2", "5.2(7)", "Section 5
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 from langgraph.runtime import Runtime
 
 from clausewise.graph.state import QueryContext, QueryState
-from clausewise.nodes.query.deps import bare, deps_of, first_subclause
+from clausewise.keys import document_of
+from clausewise.nodes.query.deps import QueryDeps, bare, deps_of, first_subclause
 from clausewise.references import Resolver, named_sections
 
 
@@ -25,12 +27,25 @@ def keyword(state: QueryState, runtime: Runtime[QueryContext]) -> dict[str, Any]
     named: dict[str, str] = {}
     for n in named_sections(state["search_question"], resolver):
         key = n["keys"][0]
-        if len(n["keys"]) > 1:  # a number several documents hold, asked without a document: the nearest
-            near = deps.vector_index.similarity(deps.query_vector(state["search_question"]), n["keys"])
-            key = max(n["keys"], key=lambda k: near[k].score if k in near else -1.0)
+        if len(n["keys"]) > 1:  # a number several documents hold, asked without a document
+            key = in_asked_document(deps, state["search_question"], n["keys"])
         section = deps.section(key) or {}
         if bare(section.get("text", ""), section.get("title")):  # a bare heading stands for its first subclause
             key = first_subclause(key, resolver.sections(section["doc_key"])) or key
         named.setdefault(key, n["focus"])
         candidates[key] = {"via": "named", "hop": 0, "from_key": None, "ref": n["raw"], "focus": n["focus"]}
     return {"candidates": candidates, "named": named}
+
+
+ASKED_NEAREST = 10  # the chunks nearest the question that say which document it asks about
+
+
+def in_asked_document(deps: QueryDeps, question: str, keys: list[str]) -> str:
+    """Of one number's sections in several documents ("Annex B" of each part), the one in the document
+    that holds most of the ``ASKED_NEAREST`` chunks nearest the question (the one the question is
+    about), then the one nearest the question: an annex's opening lines can be nearer a question on
+    another part's topic than its own part's."""
+    vector = deps.query_vector(question)
+    votes = Counter(document_of(hit.key) for hit in deps.vector_index.search(vector, k=ASKED_NEAREST))
+    near = deps.vector_index.similarity(vector, keys)
+    return max(keys, key=lambda k: (votes[document_of(k)], near[k].score if k in near else -1.0))
