@@ -11,8 +11,17 @@ The saved states hold only what the search found, so a change upstream of collec
 extraction, references, the store) needs a new capture. A question the graph fails on is reported and
 left out of the capture.
 
+`train` learns the ranker collect-passages reads (``clausewise/nodes/query/ranker.onnx``) from saved
+states: each passage's signals, as collect-passages computes them for its fused order, and how many of
+its question's essential items it holds; LightGBM's LambdaRank (listwise, to the first 20 places) over
+them, exported to ONNX so a question needs only onnxruntime. With ``--folds K`` it first measures what
+the learned order gives on questions it did not learn from: the question files (by id prefix, "z12" of
+"z12-03") are cut into K groups, each ranked by a ranker learned from the others, beside the fused order.
+Needs the `train` extra (`pip install -e ".[train]"`).
+
 usage: python scripts/rerank_states.py capture QUESTIONS.jsonl [...] --store DIR --out STATES.json
        python scripts/rerank_states.py score STATES.json [--store DIR] [--set NAME=VALUE ...] [--misses] [--json]
+       python scripts/rerank_states.py train STATES.json [...] --out RANKER.onnx [--folds K]
 """
 
 from __future__ import annotations
@@ -20,7 +29,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
-from collections import deque
+from collections import Counter, deque
 from pathlib import Path
 from typing import Any
 
@@ -105,6 +114,111 @@ def score(path: Path, store: str | None, settings: list[str], misses: bool, as_j
     Console().print(table)
 
 
+def train(paths: list[Path], out: Path, folds: int) -> None:
+    try:
+        import lightgbm
+        import onnxmltools
+        from onnxmltools.convert.common.data_types import FloatTensorType
+    except ImportError as exc:
+        raise SystemExit(f"training needs the train extra: pip install -e '.[train]' ({exc})") from None
+    import random
+    import tempfile
+
+    import numpy as np
+
+    learned_from = collect_passages.RANKER
+    collect_passages.RANKER = Path("/nonexistent/ranker.onnx")  # the signals of the fused order, no model read
+    names = collect_passages.FEATURES
+    rows: list[dict[str, Any]] = []  # by question: its entry, runtime, signals and graded labels
+    for path in paths:
+        store, saved = _read_states(path)
+        runtime = Runtime(context=QueryContext(store_dir=store, deps=QueryDeps(_system(store))))
+        for entry in track(saved, description=f"signals of {path.name}", console=PROGRESS):
+            deps = runtime.context.deps
+            read = deps.reader()
+            passages, by_query = collect_passages.gather(deps, entry["state"], read)
+            features: dict[str, dict[str, float]] = {}
+            ranked = collect_passages.rank(deps, entry["state"], passages, by_query, read, features)
+            items = [e for e in entry["question"].get("evidence") or [] if e.get("essential", True)]
+            rows.append(
+                {
+                    "entry": entry,
+                    "runtime": runtime,
+                    "group": str(entry["question"].get("id", entry["set"])).rsplit("-", 1)[0],
+                    "x": np.array([[features[p["key"]].get(n, 0.0) for n in names] for p in ranked]),
+                    "y": np.array([min(10, sum(passage_hits(e, p) for e in items)) for p in ranked]),
+                    "fused": score_answer(entry["question"], {"passages": ranked}),
+                }
+            )
+
+    def fit(chosen: list[dict[str, Any]]) -> Any:
+        model = lightgbm.LGBMRanker(
+            n_estimators=300,
+            learning_rate=0.05,
+            num_leaves=15,
+            min_child_samples=50,
+            lambdarank_truncation_level=20,
+            label_gain=list(range(11)),
+            deterministic=True,
+            random_state=0,
+            verbose=-1,
+        )
+        model.fit(
+            np.vstack([r["x"] for r in chosen]),
+            np.concatenate([r["y"] for r in chosen]),
+            group=[len(r["y"]) for r in chosen],
+        )
+        width = len(collect_passages.FEATURES)
+        return onnxmltools.convert_lightgbm(
+            model, initial_types=[("signals", FloatTensorType([None, width]))], target_opset=15
+        )
+
+    if folds > 1:
+        groups = sorted({r["group"] for r in rows})
+        random.Random(0).shuffle(groups)
+        table = Table(
+            "held out",
+            "questions",
+            "items",
+            "fused first 10",
+            "learned",
+            "fused 10k",
+            "learned",
+            "fused all",
+            "learned",
+            title=f"the learned order on question files it did not learn from ({folds} groups)",
+        )
+        total = Counter()
+        with tempfile.TemporaryDirectory() as tmp:
+            for k in range(folds):
+                held = set(groups[k::folds])
+                model_path = Path(tmp) / f"fold{k}.onnx"
+                model_path.write_bytes(fit([r for r in rows if r["group"] not in held]).SerializeToString())
+                collect_passages.RANKER = model_path
+                count = Counter()
+                for r in (r for r in rows if r["group"] in held):
+                    passages = collect_passages.collect_passages(r["entry"]["state"], r["runtime"])["passages"]
+                    got = score_answer(r["entry"]["question"], {"passages": passages})
+                    count.update(questions=1, items=got["essential_total"])
+                    for column in ("essential_at_10", "essential_within_10k", "essential_hits"):
+                        count[f"fused {column}"] += r["fused"][column]
+                        count[f"learned {column}"] += got[column]
+                total.update(count)
+                table.add_row(", ".join(sorted(held)[:3]) + (" ..." if len(held) > 3 else ""), *_fold_cells(count))
+        table.add_row("all", *_fold_cells(total))
+        Console(width=160).print(table)
+    collect_passages.RANKER = learned_from
+    out.write_bytes(fit(rows).SerializeToString())
+    print(f"ranker learned from {len(rows)} questions ({sum(len(r['y']) for r in rows):,} passages) written to {out}")
+
+
+def _fold_cells(count: Counter) -> list[str]:
+    cells = [str(count["questions"]), str(count["items"])]
+    for column in ("essential_at_10", "essential_within_10k", "essential_hits"):
+        cells += [str(count[f"fused {column}"]), str(count[f"learned {column}"])]
+    return cells
+
+
 def report_misses(question: dict[str, Any], passages: list[dict[str, Any]]) -> None:
     """Each essential item not in the first 10 passages or 10,000 characters: its first rank, the
     characters before it."""
@@ -148,9 +262,15 @@ def main() -> None:
     sc.add_argument("--set", action="append", default=[], metavar="NAME=VALUE")
     sc.add_argument("--misses", action="store_true")
     sc.add_argument("--json", action="store_true", help="the counts as JSON (by question file, then 'all')")
+    tr = sub.add_parser("train")
+    tr.add_argument("states", type=Path, nargs="+")
+    tr.add_argument("--out", type=Path, required=True)
+    tr.add_argument("--folds", type=int, default=0, help="first measure the learned order on K held-out groups")
     args = ap.parse_args()
     if args.command == "capture":
         capture(args.questions, args.store, args.out)
+    elif args.command == "train":
+        train(args.states, args.out, args.folds)
     else:
         score(args.states, args.store, args.set, args.misses, args.json)
 

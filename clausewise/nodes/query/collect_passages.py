@@ -33,14 +33,17 @@ kept names it in ``same_text``."""
 
 from __future__ import annotations
 
+import logging
 import math
 import re
 from collections import Counter
 from difflib import SequenceMatcher
 from functools import lru_cache
 from itertools import groupby
+from pathlib import Path
 from typing import Any
 
+import numpy as np
 from langgraph.runtime import Runtime
 
 from clausewise.graph.state import QueryContext, QueryState
@@ -104,10 +107,18 @@ WHOLE_SECTION_CHARS = 2000  # a section this short is quoted whole: one clause, 
 BRIDGE_CHARS = 300  # a gap this short between two extracts (a NOTE, a line) is quoted with them
 LEAD_REACH = 1500  # a list's item this near the sentence that opens it is quoted with the items between
 PARAGRAPH_REACH = 500  # a quoted chunk is widened to its paragraphs' bounds when they are this near
+RANKER = Path(__file__).with_name("ranker.onnx")  # the learned ranker (scripts/train_ranker.py); none: the fused order
+FEATURES = (  # the signals the learned ranker reads, in its input's column order
+    "similarity", "coverage", "part_coverage", "document_share", "keyword", "contents", "front", "glossary",
+    "heading_only", "informative", "length", "table", "figure", "expression", "annex", "hop", "neighbour",
+    "keyword_only", "definition", "parts", "fused", "soft_match", "soft_part", "read_again", "lift", "lifted",
+    "similarity_gap", "fused_gap", "similarity_place", "fused_place",
+)  # fmt: skip
 _GLOSSARY_WORDS = ("symbols", "notation", "abbreviations", "nomenclature", "acronyms")
 _REFERENCE_LIST_WORDS = ("references", "bibliography")
 _CHANGE_WORDS = frozenset(("revision", "amendment", "change", "corrigendum", "corrigenda", "errata"))
 _RECORD_WORDS = frozenset(("summary", "sheet", "record", "history", "log", "list", "no", "date", "table"))
+_log = logging.getLogger(__name__)
 _NOTE = re.compile(r"\s*NOTE\b")
 _LIST_ITEM = re.compile(r"\s*(?:[a-h]\)|[ivx]{1,4}\)|\d\)|[-–•▪■●◦])\s")  # "a) 2,5 kN ...", "■ after installation"
 _LEADER = re.compile(r"(?:\.\s?){4,}|…{2,}")
@@ -117,6 +128,13 @@ _ENDS_IN_PAGE = re.compile(r"(?<![\d,.])\b\d{1,3}\s*$")  # a page number, not a 
 def collect_passages(state: QueryState, runtime: Runtime[QueryContext]) -> dict[str, Any]:
     deps = deps_of(runtime)
     read = deps.reader()
+    passages, by_query = gather(deps, state, read)
+    return {"passages": rank(deps, state, passages, by_query, read)}
+
+
+def gather(deps: QueryDeps, state: QueryState, read: Reader) -> tuple[list[dict[str, Any]], list[dict[str, float]]]:
+    """The answer's passages, unranked, one per section relevance found bearing on the question (or
+    among the nearest), and each section's similarity to the question and to each sub-question."""
     cands = state.get("candidates") or {}
     read_parts = state.get("extracts") or {}
     extracts = {key: parts for key, parts in read_parts.items() if parts}
@@ -169,7 +187,7 @@ def collect_passages(state: QueryState, runtime: Runtime[QueryContext]) -> dict[
                 "score": max((p["score"] for p in parts), default=0.0),
             }
         )
-    return {"passages": rank(deps, state, passages, by_query, read)}
+    return passages, by_query
 
 
 def unworded_nearest(
@@ -339,10 +357,15 @@ def rank(
     passages: list[dict[str, Any]],
     by_query: list[dict[str, float]],
     read: Reader | None = None,
+    features: dict[str, dict[str, float]] | None = None,
 ) -> list[dict[str, Any]]:
-    """The passages in reading order, each with its ``rank`` (1-based), ``tier`` and fused ``score``;
+    """The passages in reading order, each with its ``rank`` (1-based), ``tier`` and ``score``;
     ``by_query``: each section's best chunk similarity to the question and to each sub-question (the
-    question first), levelled (:func:`leveled`) into the similarity the score uses."""
+    question first), levelled (:func:`leveled`) into the similarity the score uses. The signals are
+    fused by hand into a score, then, where the learned ranker is installed, each passage's signals
+    (``features``, filled when given: what `scripts/train_ranker.py` learns from) are read by it and
+    its order is the answer's (:func:`learned_order`)."""
+    features = {} if features is None else features
     if not passages:
         return []
     read = read or deps.reader()
@@ -381,6 +404,26 @@ def rank(
             s -= INFORMATIVE_PENALTY
         s -= LENGTH_WEIGHT * math.log(max(1.0, len(p["text"]) / LENGTH_FROM))
         score[p["key"]] = s
+        features[p["key"]] = {
+            "similarity": similarity.get(p["key"], 0.0),
+            "coverage": coverage[p["key"]],
+            "part_coverage": max((part[p["key"]] for part in parts), default=0.0),
+            "document_share": own,
+            "keyword": keyword.get(p["key"], 0.0),
+            "contents": float(p["key"] in contents),
+            "front": float(p["kind"] == "front"),
+            "glossary": float(glossary(p) or _under_reference_list(read, p["key"])),
+            "heading_only": float(p["kind"] not in OBJECT_KINDS and bare(p["text"], p.get("title"))),
+            "informative": float(_informative(read, p["key"])),
+            "length": math.log(max(1.0, len(p["text"]) / LENGTH_FROM)),
+            **{kind: float(p["kind"] == kind) for kind in ("table", "figure", "expression", "annex")},
+            "hop": float(p.get("hop") or 0),
+            "neighbour": float(p.get("via") == "neighbour"),
+            "keyword_only": float(p.get("via") == "keyword"),
+            "definition": float(is_definition(read.section(p["key"]) or {})),
+            "parts": float(len(parts)),
+            "fused": s,
+        }
     among = set(keys)
     cites = {p["key"]: _cited(read, p["key"], among) for p in passages}
     for p in passages:  # a table, figure or expression lifts the clause it is printed in that names it
@@ -410,16 +453,34 @@ def rank(
             asked = dict.fromkeys(q for q in state.get("sub_questions") or [] if q != state["search_question"])
             by_part = [m for q in asked if (m := above_mean(q))]
             for i, p in enumerate(head):
-                score[p["key"]] += SOFT_MATCH_WEIGHT * whole[i] + SOFT_PART_WEIGHT * max(
-                    (m[i] for m in by_part), default=0.0
-                )
+                part = max((m[i] for m in by_part), default=0.0)
+                score[p["key"]] += SOFT_MATCH_WEIGHT * whole[i] + SOFT_PART_WEIGHT * part
+                features[p["key"]] |= {"soft_match": whole[i], "soft_part": part, "read_again": 1.0}
             ordered, lifted = _order(read, passages, score, cites, aspects)
+    for key, f in features.items():  # what the reference graph's support added
+        f["lift"] = lifted[key] - score[key]
+        f["lifted"] = lifted[key]
+    # each also against the answer's best and as a place among its passages: a similarity of 0.5 is
+    # near in one answer and far in another
+    for name in ("similarity", "fused"):
+        values = np.array([features[k][name] for k in keys])
+        places = np.argsort(np.argsort(-values, kind="stable"), kind="stable")
+        for k, value, place in zip(keys, values, places, strict=True):
+            features[k][f"{name}_gap"] = float(value - values.max())
+            features[k][f"{name}_place"] = float(place)
+    learned = learned_scores(keys, features)
+    joinable: set[str] | None = None  # the passages a run or a clause's table may bring forward: all
+    if learned is not None:
+        # ... or, by the learned ranker, those it reads among the first KEY_PASSAGES on their own
+        joinable = {k for k in sorted(keys, key=lambda k: -learned[k])[:KEY_PASSAGES]}
+        ordered = learned_order(read, ordered, learned, lifted, cites, joinable)
+        lifted = learned
     ordered = _drawn_after_key(_restated_last(_twins_apart(ordered)), cites)
     # The sections the question names by number come first (no lift to what they cite: the question
     # named them, not their references).
     named = state.get("named") or {}
     ordered = [p for p in ordered if p["key"] in named] + [p for p in ordered if p["key"] not in named]
-    ordered = _paragraph_runs(read, ordered)
+    ordered = _paragraph_runs(read, ordered, joinable)
     chars = 0
     for i, p in enumerate(ordered):
         background = p["key"] in contents
@@ -584,19 +645,89 @@ def _order(
             p = queue.pop(0)
             if p["key"] in placed:
                 continue
-        placed.add(p["key"])
-        ordered.append(p)
-        followers = [
-            t
-            for t in _cited_in_text(read, p, cites[p["key"]])
-            if t not in placed
-            and by_key[t]["kind"] in FOLLOWER_KINDS
-            and score[t] <= score[p["key"]] * CITED_DECAY + 1e-9
-        ]
-        for target in followers[:MAX_FOLLOWERS]:
-            placed.add(target)
-            ordered.append(by_key[target])
+        _place(read, p, ordered, placed, cites, by_key, score)
     return ordered, score
+
+
+def learned_scores(keys: list[str], features: dict[str, dict[str, float]]) -> dict[str, float] | None:
+    """The learned ranker's score of each passage from its signals (``features``, by key); None
+    without the ranker, or when it gives no usable scores."""
+    session = _ranker(str(RANKER))
+    if session is None or not keys:
+        return None
+    rows = [features[k] for k in keys]
+    x = np.array([[f.get(name, 0.0) for name in FEATURES] for f in rows], dtype=np.float32)
+    try:
+        (out, *_) = session.run(None, {session.get_inputs()[0].name: x})
+    except Exception as exc:  # a model for other signals: the fused order stands
+        _log.warning("the learned ranker %s failed (%s): passages in the fused order", RANKER, exc)
+        return None
+    scores = np.asarray(out, dtype=float).ravel()
+    if scores.shape != (len(keys),) or not np.isfinite(scores).all():
+        _log.warning("the learned ranker %s gave no usable scores: passages in the fused order", RANKER)
+        return None
+    return dict(zip(keys, scores.tolist(), strict=True))
+
+
+@lru_cache(maxsize=2)
+def _ranker(path: str) -> Any:
+    """The learned ranker's onnxruntime session, loaded once; None where it is not installed or unreadable."""
+    if not Path(path).is_file():
+        return None
+    try:
+        import onnxruntime as ort
+
+        return ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+    except Exception as exc:  # a damaged model file: the fused order stands
+        _log.warning("the learned ranker %s could not be loaded (%s): passages in the fused order", path, exc)
+        return None
+
+
+def learned_order(
+    read: Reader,
+    ordered: list[dict[str, Any]],
+    learned: dict[str, float],
+    lifted: dict[str, float],
+    cites: dict[str, list[str]],
+    joinable: set[str],
+) -> list[dict[str, Any]]:
+    """The passages by the learned ranker's score (equals in their fused order), each followed by a
+    table or expression it names whose standing comes from it (:func:`_place`) and that the ranker
+    reads among the first (``joinable``): one it puts far down is not brought forward by the clause."""
+    by_key = {p["key"]: p for p in ordered}
+    queue = sorted(ordered, key=lambda p: -learned[p["key"]])  # sorted() is stable: equals keep the fused order
+    out: list[dict[str, Any]] = []
+    placed: set[str] = set()
+    for p in queue:
+        if p["key"] not in placed:
+            _place(read, p, out, placed, cites, by_key, lifted, joinable)
+    return out
+
+
+def _place(
+    read: Reader,
+    p: dict[str, Any],
+    ordered: list[dict[str, Any]],
+    placed: set[str],
+    cites: dict[str, list[str]],
+    by_key: dict[str, dict[str, Any]],
+    score: dict[str, float],
+    joinable: set[str] | None = None,
+) -> None:
+    """Put the passage next in ``ordered``, followed by the tables and expressions (up to
+    ``MAX_FOLLOWERS``) it names in its extract, not yet placed, whose standing comes from it (scored no
+    higher than ``CITED_DECAY`` x its score), of those in ``joinable`` (None: any)."""
+    followers = [
+        t
+        for t in _cited_in_text(read, p, cites[p["key"]])
+        if t not in placed
+        and by_key[t]["kind"] in FOLLOWER_KINDS
+        and score[t] <= score[p["key"]] * CITED_DECAY + 1e-9
+        and (joinable is None or t in joinable)
+    ][:MAX_FOLLOWERS]
+    for key in [p["key"], *followers]:
+        placed.add(key)
+        ordered.append(by_key[key])
 
 
 def _answers(key: str, aspects: list[dict[str, float]], unanswered: list[float]) -> float:
@@ -713,15 +844,20 @@ def _states_values(figure: dict[str, Any]) -> bool:
     return any(legible(s) for s in value_statements(below))
 
 
-def _paragraph_runs(read: Reader, ordered: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _paragraph_runs(
+    read: Reader, ordered: list[dict[str, Any]], joinable: set[str] | None = None
+) -> list[dict[str, Any]]:
     """Numbered paragraphs of the answer under one heading that follow one another (a guide that
     numbers its paragraphs through: "358", "359", "360" under "Inspections and reports") are read
     together: at the place of the first of them to be read, in number order, each its own passage
     (its own citation), the heading's part read as a clause is with its paragraphs. A run longer than
     ``RUN_CHARS`` of quoted text is read in pieces, each grown from the best placed paragraph left by
-    its better placed neighbour while it fits (a long run's far paragraphs keep their places)."""
+    its better placed neighbour while it fits (a long run's far paragraphs keep their places). Only
+    paragraphs in ``joinable`` (None: any) are read in runs."""
     runs: dict[tuple[str, str], dict[int, int]] = {}  # (document, heading) -> paragraph number -> place
     for i, p in enumerate(ordered):
+        if joinable is not None and p["key"] not in joinable:
+            continue
         parent = (read.section(p["key"]) or {}).get("parent") if p["kind"] == "clause" else None
         if parent and p["section"].isdigit() and not _numbered((read.section(parent) or {}).get("section", "0")):
             runs.setdefault((p["document"], parent), {})[int(p["section"])] = i

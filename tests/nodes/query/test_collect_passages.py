@@ -193,6 +193,13 @@ def passage(key: str) -> dict[str, Any]:
     }
 
 
+@pytest.fixture(autouse=True)
+def fused_order(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests are of the fused order, the signals the learned ranker reads: no ranker is read
+    (the learned ranker's own tests, at the end, install theirs)."""
+    monkeypatch.setattr(collect_module, "RANKER", Path("/nonexistent/ranker.onnx"))
+
+
 def test_a_reference_to_a_heading_lifts_its_first_subclause_only() -> None:
     similarity = {k("5.2"): 0.9, k("5.3.1"): 0.3, k("5.3.2"): 0.3, k("5.3.10"): 0.3, k("7.1"): 0.5, k("8.1"): 0.2}
     ranked = rank(deps_with(), {"search_question": "q"}, [passage(key) for key in similarity], [similarity])  # type: ignore[arg-type]
@@ -1129,3 +1136,100 @@ def test_numbered_paragraphs_that_follow_one_another_under_one_heading_are_read_
     out = [p["section"] for p in _paragraph_runs(read, long)]
     assert out[:6] == ["365", "5.2", "358", "359", "360", "364"]
     assert out[-2:] == ["361", "362"]  # the rest of the run, read together where the first of them stood
+
+
+# ---------------------------------------------------------------- the learned ranker
+def _ranker_file(path: Path, weights: dict[str, float], width: int | None = None) -> Path:
+    """A stand-in learned ranker (an ONNX graph): each passage's score is its signals weighted by ``weights``."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    names = collect_module.FEATURES
+    width = width or len(names)
+    w = [weights.get(names[i], 0.0) if i < len(names) else 0.0 for i in range(width)]
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["signals", "weights"], ["score"])],
+        "stand_in_ranker",
+        [helper.make_tensor_value_info("signals", TensorProto.FLOAT, [None, width])],
+        [helper.make_tensor_value_info("score", TensorProto.FLOAT, [None, 1])],
+        [helper.make_tensor("weights", TensorProto.FLOAT, [width, 1], w)],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 15)])
+    model.ir_version = 8
+    onnx.checker.check_model(model)
+    path.write_bytes(model.SerializeToString())
+    return path
+
+
+def test_the_learned_ranker_orders_the_passages_and_a_cited_table_follows_the_clause_naming_it(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A ranker that reads the similarity backwards (and puts tables last) puts the least similar first:
+    the fused order is replaced, not merely nudged; 6.1's Table 6.1 still comes right after 6.1, which
+    names it (its standing comes from 6.1); each passage's score is the ranker's."""
+    similarity = {k("6.1"): 0.5, k("table_6.1"): 0.1, k("7.1"): 0.6, k("8.1"): 0.7, k("3.1"): 0.2}
+    passages = [passage(key) for key in similarity]
+    fused = [p["key"] for p in rank(deps_with(), {"search_question": "q"}, passages, [similarity])]  # type: ignore[arg-type]
+    assert fused[0] == k("8.1")
+    monkeypatch.setattr(
+        collect_module, "RANKER", _ranker_file(tmp_path / "r.onnx", {"similarity": -1.0, "table": -10.0})
+    )
+    ranked = rank(deps_with(), {"search_question": "q"}, [passage(key) for key in similarity], [similarity])  # type: ignore[arg-type]
+    order = [p["key"] for p in ranked]
+    assert order[:3] == [k("3.1"), k("6.1"), k("table_6.1")]
+    assert order[3:] == [k("7.1"), k("8.1")]
+    assert {p["key"]: p["score"] for p in ranked}[k("3.1")] == pytest.approx(-0.2, abs=1e-4)
+
+
+def test_the_signals_the_ranker_reads_are_those_the_fused_order_is_made_of() -> None:
+    """``features``, when given, is filled with each passage's signals, one per name the ranker reads
+    (the similarity, the fused score, the lift from 6.1 to its table, places and gaps in the answer)."""
+    similarity = {k("6.1"): 0.5, k("table_6.1"): 0.1, k("7.1"): 0.6}
+    features: dict[str, dict[str, float]] = {}
+    rank(deps_with(), {"search_question": "q"}, [passage(key) for key in similarity], [similarity], None, features)  # type: ignore[arg-type]
+    assert set(features) == set(similarity)
+    assert all(
+        set(f) >= set(collect_module.FEATURES) - {"soft_match", "soft_part", "read_again"} for f in features.values()
+    )
+    table = features[k("table_6.1")]
+    assert table["similarity"] == pytest.approx(0.1) and table["table"] == 1.0
+    assert table["lift"] > 0 and table["lifted"] == pytest.approx(table["fused"] + table["lift"])
+    assert features[k("7.1")]["similarity_place"] == 0.0 and features[k("7.1")]["similarity_gap"] == 0.0
+    assert features[k("6.1")]["similarity_gap"] == pytest.approx(-0.1)
+
+
+@pytest.mark.parametrize("broken", ["missing", "not a model", "other width", "no numbers"])
+def test_without_a_usable_ranker_the_fused_order_stands(
+    broken: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """No ranker installed, a damaged file, a ranker for other signals, one that gives NaN: the answer
+    keeps every passage in the fused order, and a broken ranker is named in the log."""
+    similarity = {k("6.1"): 0.5, k("table_6.1"): 0.45, k("7.1"): 0.6, k("8.1"): 0.7, k("3.1"): 0.2}
+    fused = [
+        p["key"] for p in rank(deps_with(), {"search_question": "q"}, [passage(x) for x in similarity], [similarity])
+    ]  # type: ignore[arg-type]
+    path = tmp_path / f"{broken.replace(' ', '_')}.onnx"
+    if broken == "not a model":
+        path.write_bytes(b"\x00\x01 this is not an ONNX file")
+    elif broken == "other width":
+        _ranker_file(path, {"similarity": -1.0}, width=len(collect_module.FEATURES) + 3)
+    elif broken == "no numbers":
+        _ranker_file(path, {"similarity": math.nan})
+    monkeypatch.setattr(collect_module, "RANKER", path)
+    with caplog.at_level("WARNING", logger=collect_module.__name__):
+        ranked = rank(deps_with(), {"search_question": "q"}, [passage(x) for x in similarity], [similarity])  # type: ignore[arg-type]
+    assert [p["key"] for p in ranked] == fused
+    assert (str(path) in caplog.text) == (broken != "missing")
+
+
+def test_the_installed_ranker_reads_as_many_signals_as_collect_passages_gives() -> None:
+    """The ranker shipped with the package loads and scores rows of exactly ``FEATURES``' width."""
+    import numpy as np
+
+    collect_module._ranker.cache_clear()
+    session = collect_module._ranker(str(Path(collect_module.__file__).with_name("ranker.onnx")))
+    assert session is not None
+    (out, *_) = session.run(
+        None, {session.get_inputs()[0].name: np.zeros((3, len(collect_module.FEATURES)), np.float32)}
+    )
+    assert np.isfinite(np.asarray(out)).all() and np.asarray(out).size == 3
