@@ -1136,6 +1136,12 @@ def test_numbered_paragraphs_that_follow_one_another_under_one_heading_are_read_
     out = [p["section"] for p in _paragraph_runs(read, long)]
     assert out[:6] == ["365", "5.2", "358", "359", "360", "364"]
     assert out[-2:] == ["361", "362"]  # the rest of the run, read together where the first of them stood
+    # by the learned ranker, only the paragraphs it reads among the first are read in runs: 361 and
+    # 362, far down, keep their places
+    joinable = {"HSE_G1_360", "HSE_G1_358", "HSE_G1_359", "HSE_G1_365"}
+    out = [p["section"] for p in _paragraph_runs(read, [passage(*row) for row in order], joinable)]
+    assert out[:7] == ["365", "5.2", "358", "359", "360", "364", "5.3"]
+    assert out[-2:] == ["362", "361"]
 
 
 # ---------------------------------------------------------------- the learned ranker
@@ -1179,6 +1185,27 @@ def test_the_learned_ranker_orders_the_passages_and_a_cited_table_follows_the_cl
     assert order[:3] == [k("3.1"), k("6.1"), k("table_6.1")]
     assert order[3:] == [k("7.1"), k("8.1")]
     assert {p["key"]: p["score"] for p in ranked}[k("3.1")] == pytest.approx(-0.2, abs=1e-4)
+
+
+def test_a_table_the_ranker_reads_far_down_is_not_brought_forward_by_the_clause_naming_it(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """6.1 names Table 6.1, whose standing in the fused order comes from it: in the fused order the
+    table follows 6.1. A ranker that reads tables last (and the rest by similarity) leaves it last:
+    a clause's table is brought forward only when the ranker reads it among the first 10 on its own."""
+    others = [k(c) for c in ("5.2", "5.3.1", "5.3.2", "5.3.10", "7.1", "8.1", "1.1", "4.1", "5.1", "5.4", "3.1")]
+    similarity = {k("6.1"): 0.9, k("table_6.1"): 0.3, **{key: 0.85 - 0.03 * i for i, key in enumerate(others)}}
+
+    def order() -> list[str]:
+        passages = [passage(key) for key in similarity]
+        return [p["key"] for p in rank(deps_with(), {"search_question": "q"}, passages, [similarity])]  # type: ignore[arg-type]
+
+    assert order()[:2] == [k("6.1"), k("table_6.1")]
+    monkeypatch.setattr(
+        collect_module, "RANKER", _ranker_file(tmp_path / "r.onnx", {"similarity": 1.0, "table": -10.0})
+    )
+    learned = order()
+    assert learned[0] == k("6.1") and learned[1:-1] == others and learned[-1] == k("table_6.1")
 
 
 def test_the_signals_the_ranker_reads_are_those_the_fused_order_is_made_of() -> None:
