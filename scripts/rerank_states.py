@@ -128,13 +128,12 @@ def train(paths: list[Path], out: Path, folds: int) -> None:
 
     learned_from = collect_passages.RANKER
     collect_passages.RANKER = Path("/nonexistent/ranker.onnx")  # the signals of the fused order, no model read
-    names = collect_passages.FEATURES
     rows: list[dict[str, Any]] = []  # by question: its entry, runtime, signals and graded labels
     for path in paths:
         store, saved = _read_states(path)
         runtime = Runtime(context=QueryContext(store_dir=store, deps=QueryDeps(_system(store))))
+        deps = runtime.context.deps
         for entry in track(saved, description=f"signals of {path.name}", console=PROGRESS):
-            deps = runtime.context.deps
             read = deps.reader()
             passages, by_query = collect_passages.gather(deps, entry["state"], read)
             features: dict[str, dict[str, float]] = {}
@@ -145,7 +144,7 @@ def train(paths: list[Path], out: Path, folds: int) -> None:
                     "entry": entry,
                     "runtime": runtime,
                     "group": str(entry["question"].get("id", entry["set"])).rsplit("-", 1)[0],
-                    "x": np.array([[features[p["key"]].get(n, 0.0) for n in names] for p in ranked]),
+                    "x": collect_passages.signal_rows([p["key"] for p in ranked], features),
                     "y": np.array([min(10, sum(passage_hits(e, p) for e in items)) for p in ranked]),
                     "fused": score_answer(entry["question"], {"passages": ranked}),
                 }

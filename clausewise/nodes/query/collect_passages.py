@@ -107,7 +107,7 @@ WHOLE_SECTION_CHARS = 2000  # a section this short is quoted whole: one clause, 
 BRIDGE_CHARS = 300  # a gap this short between two extracts (a NOTE, a line) is quoted with them
 LEAD_REACH = 1500  # a list's item this near the sentence that opens it is quoted with the items between
 PARAGRAPH_REACH = 500  # a quoted chunk is widened to its paragraphs' bounds when they are this near
-RANKER = Path(__file__).with_name("ranker.onnx")  # the learned ranker (scripts/train_ranker.py); none: the fused order
+RANKER = Path(__file__).with_name("ranker.onnx")  # the learned ranker (rerank_states.py train); none: fused order
 FEATURES = (  # the signals the learned ranker reads, in its input's column order
     "similarity", "coverage", "part_coverage", "document_share", "keyword", "contents", "front", "glossary",
     "heading_only", "informative", "length", "table", "figure", "expression", "annex", "hop", "neighbour",
@@ -363,7 +363,7 @@ def rank(
     ``by_query``: each section's best chunk similarity to the question and to each sub-question (the
     question first), levelled (:func:`leveled`) into the similarity the score uses. The signals are
     fused by hand into a score, then, where the learned ranker is installed, each passage's signals
-    (``features``, filled when given: what `scripts/train_ranker.py` learns from) are read by it and
+    (``features``, filled when given: what `scripts/rerank_states.py train` learns from) are read by it and
     its order is the answer's (:func:`learned_order`)."""
     features = {} if features is None else features
     if not passages:
@@ -389,41 +389,38 @@ def rank(
     keyword = keyword_scores(deps, state["search_question"], keys)
     score: dict[str, float] = {}
     for p in passages:
-        covers = coverage[p["key"]] + PART_COVERAGE_WEIGHT * max((part[p["key"]] for part in parts), default=0.0)
-        own = most if p["key"] in kept else share.get(p["document"], 0)
-        s = similarity.get(p["key"], 0.0) + COVERAGE_WEIGHT * covers + DOCUMENT_WEIGHT * own
-        s += KEYWORD_WEIGHT * keyword.get(p["key"], 0.0)
-        if p["key"] in contents:
-            s -= CONTENTS_PENALTY
-        else:
-            s -= FRONT_PENALTY if p["kind"] == "front" else 0.0
-            s -= GLOSSARY_PENALTY if glossary(p) or _under_reference_list(read, p["key"]) else 0.0
-        if p["kind"] not in OBJECT_KINDS and bare(p["text"], p.get("title")):
-            s -= HEADING_PENALTY
-        if _informative(read, p["key"]):
-            s -= INFORMATIVE_PENALTY
-        s -= LENGTH_WEIGHT * math.log(max(1.0, len(p["text"]) / LENGTH_FROM))
-        score[p["key"]] = s
-        features[p["key"]] = {
-            "similarity": similarity.get(p["key"], 0.0),
-            "coverage": coverage[p["key"]],
-            "part_coverage": max((part[p["key"]] for part in parts), default=0.0),
-            "document_share": own,
-            "keyword": keyword.get(p["key"], 0.0),
-            "contents": float(p["key"] in contents),
+        key = p["key"]
+        f = features[key] = {  # each signal once: the fused score is made of them, the learned ranker reads them
+            "similarity": similarity.get(key, 0.0),
+            "coverage": coverage[key],
+            "part_coverage": max((part[key] for part in parts), default=0.0),
+            "document_share": most if key in kept else share.get(p["document"], 0),
+            "keyword": keyword.get(key, 0.0),
+            "contents": float(key in contents),
             "front": float(p["kind"] == "front"),
-            "glossary": float(glossary(p) or _under_reference_list(read, p["key"])),
+            "glossary": float(glossary(p) or _under_reference_list(read, key)),
             "heading_only": float(p["kind"] not in OBJECT_KINDS and bare(p["text"], p.get("title"))),
-            "informative": float(_informative(read, p["key"])),
+            "informative": float(_informative(read, key)),
             "length": math.log(max(1.0, len(p["text"]) / LENGTH_FROM)),
             **{kind: float(p["kind"] == kind) for kind in ("table", "figure", "expression", "annex")},
             "hop": float(p.get("hop") or 0),
             "neighbour": float(p.get("via") == "neighbour"),
             "keyword_only": float(p.get("via") == "keyword"),
-            "definition": float(is_definition(read.section(p["key"]) or {})),
+            "definition": float(is_definition(read.section(key) or {})),
             "parts": float(len(parts)),
-            "fused": s,
         }
+        covers = f["coverage"] + PART_COVERAGE_WEIGHT * f["part_coverage"]
+        s = f["similarity"] + COVERAGE_WEIGHT * covers + DOCUMENT_WEIGHT * f["document_share"]
+        s += KEYWORD_WEIGHT * f["keyword"]
+        if f["contents"]:
+            s -= CONTENTS_PENALTY
+        else:
+            s -= FRONT_PENALTY * f["front"]
+            s -= GLOSSARY_PENALTY * f["glossary"]
+        s -= HEADING_PENALTY * f["heading_only"]
+        s -= INFORMATIVE_PENALTY * f["informative"]
+        s -= LENGTH_WEIGHT * f["length"]
+        score[key] = f["fused"] = s
     among = set(keys)
     cites = {p["key"]: _cited(read, p["key"], among) for p in passages}
     for p in passages:  # a table, figure or expression lifts the clause it is printed in that names it
@@ -472,7 +469,7 @@ def rank(
     joinable: set[str] | None = None  # the passages a run or a clause's table may bring forward: all
     if learned is not None:
         # ... or, by the learned ranker, those it reads among the first KEY_PASSAGES on their own
-        joinable = {k for k in sorted(keys, key=lambda k: -learned[k])[:KEY_PASSAGES]}
+        joinable = set(sorted(keys, key=lambda k: -learned[k])[:KEY_PASSAGES])
         ordered = learned_order(read, ordered, learned, lifted, cites, joinable)
         lifted = learned
     ordered = _drawn_after_key(_restated_last(_twins_apart(ordered)), cites)
@@ -655,10 +652,8 @@ def learned_scores(keys: list[str], features: dict[str, dict[str, float]]) -> di
     session = _ranker(str(RANKER))
     if session is None or not keys:
         return None
-    rows = [features[k] for k in keys]
-    x = np.array([[f.get(name, 0.0) for name in FEATURES] for f in rows], dtype=np.float32)
     try:
-        (out, *_) = session.run(None, {session.get_inputs()[0].name: x})
+        (out, *_) = session.run(None, {session.get_inputs()[0].name: signal_rows(keys, features)})
     except Exception as exc:  # a model for other signals: the fused order stands
         _log.warning("the learned ranker %s failed (%s): passages in the fused order", RANKER, exc)
         return None
@@ -667,6 +662,12 @@ def learned_scores(keys: list[str], features: dict[str, dict[str, float]]) -> di
         _log.warning("the learned ranker %s gave no usable scores: passages in the fused order", RANKER)
         return None
     return dict(zip(keys, scores.tolist(), strict=True))
+
+
+def signal_rows(keys: list[str], features: dict[str, dict[str, float]]) -> np.ndarray:
+    """The learned ranker's input: one row per passage (``keys``), its signals in ``FEATURES`` order
+    (a signal a passage lacks, the soft match of one not read again, is 0)."""
+    return np.array([[features[k].get(name, 0.0) for name in FEATURES] for k in keys], dtype=np.float32)
 
 
 @lru_cache(maxsize=2)
