@@ -16,12 +16,14 @@ states: each passage's signals, as collect-passages computes them for its fused 
 its question's essential items it holds; LightGBM's LambdaRank (listwise, to the first 20 places) over
 them, exported to ONNX so a question needs only onnxruntime. With ``--folds K`` it first measures what
 the learned order gives on questions it did not learn from: the question files (by id prefix, "z12" of
-"z12-03") are cut into K groups, each ranked by a ranker learned from the others, beside the fused order.
+"z12-03") are cut into K groups, each ranked by a ranker learned from the others, beside the fused order;
+with ``--by-document``, each document's questions are ranked by a ranker learned from the other
+documents' questions: what the answers over a code it never learned from may expect.
 Needs the `train` extra (`pip install -e ".[train]"`).
 
 usage: python scripts/rerank_states.py capture QUESTIONS.jsonl [...] --store DIR --out STATES.json
        python scripts/rerank_states.py score STATES.json [--store DIR] [--set NAME=VALUE ...] [--misses] [--json]
-       python scripts/rerank_states.py train STATES.json [...] --out RANKER.onnx [--folds K]
+       python scripts/rerank_states.py train STATES.json [...] --out RANKER.onnx [--folds K | --by-document]
 """
 
 from __future__ import annotations
@@ -114,7 +116,7 @@ def score(path: Path, store: str | None, settings: list[str], misses: bool, as_j
     Console().print(table)
 
 
-def train(paths: list[Path], out: Path, folds: int) -> None:
+def train(paths: list[Path], out: Path, folds: int, by_document: bool = False) -> None:
     try:
         import lightgbm
         import onnxmltools
@@ -143,7 +145,9 @@ def train(paths: list[Path], out: Path, folds: int) -> None:
                 {
                     "entry": entry,
                     "runtime": runtime,
-                    "group": str(entry["question"].get("id", entry["set"])).rsplit("-", 1)[0],
+                    "group": (entry["question"].get("documents") or ["?"])[0]
+                    if by_document
+                    else str(entry["question"].get("id", entry["set"])).rsplit("-", 1)[0],
                     "x": collect_passages.signal_rows([p["key"] for p in ranked], features),
                     "y": np.array([min(10, sum(passage_hits(e, p) for e in items)) for p in ranked]),
                     "fused": score_answer(entry["question"], {"passages": ranked}),
@@ -172,6 +176,8 @@ def train(paths: list[Path], out: Path, folds: int) -> None:
             model, initial_types=[("signals", FloatTensorType([None, width]))], target_opset=15
         )
 
+    if by_document:  # each document's questions answered by a ranker learned from the others'
+        folds = len({r["group"] for r in rows})
     if folds > 1:
         groups = sorted({r["group"] for r in rows})
         random.Random(0).shuffle(groups)
@@ -185,7 +191,8 @@ def train(paths: list[Path], out: Path, folds: int) -> None:
             "learned",
             "fused all",
             "learned",
-            title=f"the learned order on question files it did not learn from ({folds} groups)",
+            title=f"the learned order on {'documents' if by_document else 'question files'} it did not learn from"
+            f" ({folds} groups)",
         )
         total = Counter()
         with tempfile.TemporaryDirectory() as tmp:
@@ -265,11 +272,14 @@ def main() -> None:
     tr.add_argument("states", type=Path, nargs="+")
     tr.add_argument("--out", type=Path, required=True)
     tr.add_argument("--folds", type=int, default=0, help="first measure the learned order on K held-out groups")
+    tr.add_argument(
+        "--by-document", action="store_true", help="first measure it on each document, learned from the others'"
+    )
     args = ap.parse_args()
     if args.command == "capture":
         capture(args.questions, args.store, args.out)
     elif args.command == "train":
-        train(args.states, args.out, args.folds)
+        train(args.states, args.out, args.folds, args.by_document)
     else:
         score(args.states, args.store, args.set, args.misses, args.json)
 

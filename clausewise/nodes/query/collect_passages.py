@@ -36,10 +36,12 @@ from __future__ import annotations
 import logging
 import math
 import re
-from collections import Counter
+from collections import Counter, defaultdict
+from collections.abc import Callable
 from difflib import SequenceMatcher
 from functools import lru_cache
 from itertools import groupby
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -107,12 +109,15 @@ WHOLE_SECTION_CHARS = 2000  # a section this short is quoted whole: one clause, 
 BRIDGE_CHARS = 300  # a gap this short between two extracts (a NOTE, a line) is quoted with them
 LEAD_REACH = 1500  # a list's item this near the sentence that opens it is quoted with the items between
 PARAGRAPH_REACH = 500  # a quoted chunk is widened to its paragraphs' bounds when they are this near
+FUSED_SHARE = 0.5  # the fused order's place beside the learned ranker's (blended)
+LENGTH_PLACES = 4.0  # places a passage loses per e-fold of its quoted text beyond LENGTH_FROM (blended)
 RANKER = Path(__file__).with_name("ranker.onnx")  # the learned ranker (rerank_states.py train); none: fused order
 FEATURES = (  # the signals the learned ranker reads, in its input's column order
     "similarity", "coverage", "part_coverage", "document_share", "keyword", "contents", "front", "glossary",
     "heading_only", "informative", "length", "table", "figure", "expression", "annex", "hop", "neighbour",
     "keyword_only", "definition", "parts", "fused", "soft_match", "soft_part", "read_again", "lift", "lifted",
-    "similarity_gap", "fused_gap", "similarity_place", "fused_place",
+    "similarity_gap", "fused_gap", "similarity_place", "fused_place", "parent_share", "chapter_share",
+    "head_parent", "head_chapter", "query_place", "numbers",
 )  # fmt: skip
 _GLOSSARY_WORDS = ("symbols", "notation", "abbreviations", "nomenclature", "acronyms")
 _REFERENCE_LIST_WORDS = ("references", "bibliography")
@@ -121,6 +126,7 @@ _RECORD_WORDS = frozenset(("summary", "sheet", "record", "history", "log", "list
 _log = logging.getLogger(__name__)
 _NOTE = re.compile(r"\s*NOTE\b")
 _LIST_ITEM = re.compile(r"\s*(?:[a-h]\)|[ivx]{1,4}\)|\d\)|[-–•▪■●◦])\s")  # "a) 2,5 kN ...", "■ after installation"
+_NUMBER = re.compile(r"(?<![\w.,(])\d+(?:[.,]\d+)?(?![\w.,]*\d)")  # a value: "2,5", "30"; not "6.3.1.2", "(1)"
 _LEADER = re.compile(r"(?:\.\s?){4,}|…{2,}")
 _ENDS_IN_PAGE = re.compile(r"(?<![\d,.])\b\d{1,3}\s*$")  # a page number, not a value ("beer 10,0")
 
@@ -380,6 +386,12 @@ def rank(
     aspects = part_aspects(state, passages, by_query, parts)
     similarity = leveled(by_query)
     share = document_share(passages, by_query)
+    # ... and its heading's and chapter's share: a question on a topic one chapter treats has its
+    # nearest sections there, and the paragraphs under the same heading answer it with them
+    family = {p["key"]: _family(read, p["key"]) for p in passages}
+    parent_share = document_share(passages, by_query, lambda p: family[p["key"]][0])
+    chapter_share = document_share(passages, by_query, lambda p: family[p["key"]][1])
+    query_place = best_place(keys, by_query)
     # A question across two parts can need a part whose sections are few among the nearest to every
     # one of its queries (the execution part beside the snow part): the passages nearest a query are
     # not held back by their document's small share.
@@ -408,6 +420,10 @@ def rank(
             "keyword_only": float(p.get("via") == "keyword"),
             "definition": float(is_definition(read.section(key) or {})),
             "parts": float(len(parts)),
+            "parent_share": parent_share[family[key][0]],
+            "chapter_share": chapter_share[family[key][1]],
+            "query_place": math.log1p(query_place[key]),
+            "numbers": len(_NUMBER.findall(p["text"])) / max(1, len(p["text"].split())),
         }
         covers = f["coverage"] + PART_COVERAGE_WEIGHT * f["part_coverage"]
         s = f["similarity"] + COVERAGE_WEIGHT * covers + DOCUMENT_WEIGHT * f["document_share"]
@@ -454,9 +470,13 @@ def rank(
                 score[p["key"]] += SOFT_MATCH_WEIGHT * whole[i] + SOFT_PART_WEIGHT * part
                 features[p["key"]] |= {"soft_match": whole[i], "soft_part": part, "read_again": 1.0}
             ordered, lifted = _order(read, passages, score, cites, aspects)
+    head_families = [family[p["key"]] for p in ordered if p["key"] not in contents][:KEY_PASSAGES]
     for key, f in features.items():  # what the reference graph's support added
         f["lift"] = lifted[key] - score[key]
         f["lifted"] = lifted[key]
+        # how many of the passages the fused order reads first share its heading, its chapter
+        f["head_parent"] = float(sum(h[0] == family[key][0] for h in head_families))
+        f["head_chapter"] = float(sum(h[1] == family[key][1] for h in head_families))
     # each also against the answer's best and as a place among its passages: a similarity of 0.5 is
     # near in one answer and far in another
     for name in ("similarity", "fused"):
@@ -466,6 +486,8 @@ def rank(
             features[k][f"{name}_gap"] = float(value - values.max())
             features[k][f"{name}_place"] = float(place)
     learned = learned_scores(keys, features)
+    if learned is not None:
+        learned = blended(ordered, learned, features)
     joinable: set[str] | None = None  # the passages a run or a clause's table may bring forward: all
     if learned is not None:
         # ... or, by the learned ranker, those it reads among the first KEY_PASSAGES on their own
@@ -568,17 +590,39 @@ def leveled(by_query: list[dict[str, float]]) -> dict[str, float]:
     return level
 
 
-def document_share(passages: list[dict[str, Any]], by_query: list[dict[str, float]]) -> dict[str, float]:
+def document_share(
+    passages: list[dict[str, Any]],
+    by_query: list[dict[str, float]],
+    group: Callable[[dict[str, Any]], str] = itemgetter("document"),
+) -> defaultdict[str, float]:
     """Each document's largest share of the ``SHARE_OF`` passages most similar to the question or to
     one of its sub-questions: a question across two parts ("snow on a roof in the fire combination")
     has one part's sections nearest some of its sub-questions, however few of them the whole
-    question's nearest hold."""
-    share: dict[str, float] = {}
+    question's nearest hold. By another ``group`` of passages (their heading, their chapter), its share."""
+    share: defaultdict[str, float] = defaultdict(float)
     for similarity in by_query:
         nearest = _nearest(passages, similarity, SHARE_OF)
-        for document, n in Counter(p["document"] for p in nearest).items():
-            share[document] = max(share.get(document, 0.0), n / len(nearest))
+        for name, n in Counter(group(p) for p in nearest).items():
+            share[name] = max(share[name], n / len(nearest))
     return share
+
+
+def best_place(keys: list[str], by_query: list[dict[str, float]]) -> dict[str, int]:
+    """Each passage's best place (0: the nearest) by similarity to the question or to one of its
+    sub-questions: the passage nearest one part of the question is near, however far from the whole."""
+    best = dict.fromkeys(keys, len(keys))
+    for similarity in by_query:
+        for place, key in enumerate(sorted(keys, key=lambda k: -similarity.get(k, -math.inf))):
+            best[key] = min(best[key], place)
+    return best
+
+
+def _family(read: Reader, key: str) -> tuple[str, str]:
+    """The section ``key`` is printed under (itself at the top) and the chapter: its top section."""
+    chain = [key]
+    while len(chain) < 12 and isinstance(up := (read.section(chain[-1]) or {}).get("parent"), str) and up not in chain:
+        chain.append(up)
+    return chain[min(1, len(chain) - 1)], chain[-1]
 
 
 def nearest_each(passages: list[dict[str, Any]], by_query: list[dict[str, float]], n: int) -> set[str]:
@@ -662,6 +706,20 @@ def learned_scores(keys: list[str], features: dict[str, dict[str, float]]) -> di
         _log.warning("the learned ranker %s gave no usable scores: passages in the fused order", RANKER)
         return None
     return dict(zip(keys, scores.tolist(), strict=True))
+
+
+def blended(
+    ordered: list[dict[str, Any]], learned: dict[str, float], features: dict[str, dict[str, float]]
+) -> dict[str, float]:
+    """Each passage's place by the learned ranker, plus ``FUSED_SHARE`` x its place in the fused order
+    (``ordered``) and ``LENGTH_PLACES`` x the log of its length (:data:`FEATURES` "length"), negated:
+    higher reads first. Learned alone, the ranker reads the documents it learned from well and a new
+    one worse than the fused order (measured leaving each document out of what it learns from); the
+    two places together beat both. The length is the reading's cost: the ranker learned which
+    passages hold the evidence, not what they cost to read."""
+    fused = {p["key"]: i for i, p in enumerate(ordered)}
+    by_learned = sorted(fused, key=lambda k: -learned[k])  # sorted() is stable: equals keep the fused order
+    return {k: -(i + FUSED_SHARE * fused[k] + LENGTH_PLACES * features[k]["length"]) for i, k in enumerate(by_learned)}
 
 
 def signal_rows(keys: list[str], features: dict[str, dict[str, float]]) -> np.ndarray:

@@ -1180,11 +1180,37 @@ def test_the_learned_ranker_orders_the_passages_and_a_cited_table_follows_the_cl
     monkeypatch.setattr(
         collect_module, "RANKER", _ranker_file(tmp_path / "r.onnx", {"similarity": -1.0, "table": -10.0})
     )
+    monkeypatch.setattr(collect_module, "FUSED_SHARE", 0.0)  # the learned places alone
     ranked = rank(deps_with(), {"search_question": "q"}, [passage(key) for key in similarity], [similarity])  # type: ignore[arg-type]
     order = [p["key"] for p in ranked]
     assert order[:3] == [k("3.1"), k("6.1"), k("table_6.1")]
     assert order[3:] == [k("7.1"), k("8.1")]
-    assert {p["key"]: p["score"] for p in ranked}[k("3.1")] == pytest.approx(-0.2, abs=1e-4)
+    assert {p["key"]: p["score"] for p in ranked}[k("3.1")] == 0.0  # the first place, negated
+
+
+def test_the_learned_places_are_blended_with_the_fused_places_and_a_long_passage_pays_for_its_length(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Fused order 8.1, 7.1, 6.1 (its table after it), 3.1; a ranker reading the similarity backwards
+    puts them 3.1, 6.1, 7.1, 8.1, the table last. Each passage's place is its learned place plus half its
+    fused place: 6.1 (1 + 1) and 3.1 (0 + 2) tie and keep their fused order, 7.1 (2 + 0.5) and 8.1
+    (3 + 0) follow. Made long, 3.1 pays LENGTH_PLACES per e-fold of its length and goes last but the table."""
+    similarity = {k("6.1"): 0.5, k("table_6.1"): 0.1, k("7.1"): 0.6, k("8.1"): 0.7, k("3.1"): 0.2}
+    monkeypatch.setattr(
+        collect_module, "RANKER", _ranker_file(tmp_path / "r.onnx", {"similarity": -1.0, "table": -10.0})
+    )
+
+    def ranked(long: str | None = None) -> list[dict[str, Any]]:
+        passages = [passage(key) for key in similarity]
+        for p in passages:
+            if p["key"] == long:
+                p["text"] += " more words" * 300  # about 3,300 characters: 1.9 e-folds beyond LENGTH_FROM
+        return rank(deps_with(), {"search_question": "q"}, passages, [similarity])  # type: ignore[arg-type]
+
+    out = ranked()
+    assert [p["key"] for p in out] == [k("6.1"), k("table_6.1"), k("3.1"), k("7.1"), k("8.1")]
+    assert {p["key"]: p["score"] for p in out}[k("3.1")] == pytest.approx(-2.0)
+    assert [p["key"] for p in ranked(long=k("3.1"))] == [k("6.1"), k("table_6.1"), k("7.1"), k("8.1"), k("3.1")]
 
 
 def test_a_table_the_ranker_reads_far_down_is_not_brought_forward_by_the_clause_naming_it(
@@ -1204,6 +1230,7 @@ def test_a_table_the_ranker_reads_far_down_is_not_brought_forward_by_the_clause_
     monkeypatch.setattr(
         collect_module, "RANKER", _ranker_file(tmp_path / "r.onnx", {"similarity": 1.0, "table": -10.0})
     )
+    monkeypatch.setattr(collect_module, "FUSED_SHARE", 0.0)  # the learned places alone
     learned = order()
     assert learned[0] == k("6.1") and learned[1:-1] == others and learned[-1] == k("table_6.1")
 
@@ -1223,6 +1250,28 @@ def test_the_signals_the_ranker_reads_are_those_the_fused_order_is_made_of() -> 
     assert table["lift"] > 0 and table["lifted"] == pytest.approx(table["fused"] + table["lift"])
     assert features[k("7.1")]["similarity_place"] == 0.0 and features[k("7.1")]["similarity_gap"] == 0.0
     assert features[k("6.1")]["similarity_gap"] == pytest.approx(-0.1)
+
+
+def test_the_ranker_reads_where_a_passage_stands_among_the_nearest_its_heading_chapter_and_best_place() -> None:
+    """Three of the four passages are printed under 5.3 (chapter 5): their heading's and chapter's share
+    of the nearest passages is 3/4, 7.1's 1/4; 7.1 is the nearest to the sub-question, so its best
+    place is the first however far it is from the whole question; the fused order's first passages
+    under its heading and chapter are counted; a value is a number, not a clause's paragraph number."""
+    question = {k("5.3.1"): 0.9, k("5.3.2"): 0.8, k("5.3.10"): 0.7, k("7.1"): 0.1}
+    part = {k("7.1"): 0.9, k("5.3.1"): 0.2}
+    features: dict[str, dict[str, float]] = {}
+    passages = [passage(key) for key in question]
+    passages[0]["text"] += " The coefficient is 0,8 or 1,2 for 30 m."
+    state = {"search_question": "q", "sub_questions": ["q", "part"]}
+    rank(deps_with(), state, passages, [question, part], None, features)  # type: ignore[arg-type]
+    for key in (k("5.3.1"), k("5.3.2"), k("5.3.10")):
+        assert features[key]["parent_share"] == pytest.approx(0.75)
+        assert features[key]["chapter_share"] == pytest.approx(0.75)
+        assert features[key]["head_parent"] == 3.0 and features[key]["head_chapter"] == 3.0
+    assert features[k("7.1")]["parent_share"] == pytest.approx(0.25) and features[k("7.1")]["head_chapter"] == 1.0
+    assert features[k("7.1")]["query_place"] == 0.0
+    assert features[k("5.3.10")]["query_place"] == pytest.approx(math.log1p(2))
+    assert features[k("5.3.1")]["numbers"] > 0 and features[k("5.3.10")]["numbers"] == 0.0
 
 
 @pytest.mark.parametrize("broken", ["missing", "not a model", "other width", "no numbers"])
