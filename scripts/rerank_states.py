@@ -271,8 +271,9 @@ def main() -> None:
     tr = sub.add_parser("train")
     tr.add_argument("states", type=Path, nargs="+")
     tr.add_argument("--out", type=Path, required=True)
-    tr.add_argument("--folds", type=int, default=0, help="first measure the learned order on K held-out groups")
-    tr.add_argument(
+    held = tr.add_mutually_exclusive_group()
+    held.add_argument("--folds", type=int, default=0, help="first measure the learned order on K held-out groups")
+    held.add_argument(
         "--by-document", action="store_true", help="first measure it on each document, learned from the others'"
     )
     args = ap.parse_args()

@@ -50,7 +50,7 @@ from langgraph.runtime import Runtime
 
 from clausewise.graph.state import QueryContext, QueryState
 from clausewise.keys import OBJECT_KINDS, code_label, split_key
-from clausewise.nodes.query.deps import QueryDeps, Reader, bare, deps_of, first_subclause
+from clausewise.nodes.query.deps import QueryDeps, Reader, bare, deps_of, first_subclause, lineage
 from clausewise.page_map import pages_between
 from clausewise.stores.index import Hit
 from clausewise.tools.models import soft_text
@@ -486,10 +486,9 @@ def rank(
             features[k][f"{name}_gap"] = float(value - values.max())
             features[k][f"{name}_place"] = float(place)
     learned = learned_scores(keys, features)
-    if learned is not None:
-        learned = blended(ordered, learned, features)
     joinable: set[str] | None = None  # the passages a run or a clause's table may bring forward: all
     if learned is not None:
+        learned = blended(ordered, learned, features)
         # ... or, by the learned ranker, those it reads among the first KEY_PASSAGES on their own
         joinable = set(sorted(keys, key=lambda k: -learned[k])[:KEY_PASSAGES])
         ordered = learned_order(read, ordered, learned, lifted, cites, joinable)
@@ -619,9 +618,7 @@ def best_place(keys: list[str], by_query: list[dict[str, float]]) -> dict[str, i
 
 def _family(read: Reader, key: str) -> tuple[str, str]:
     """The section ``key`` is printed under (itself at the top) and the chapter: its top section."""
-    chain = [key]
-    while len(chain) < 12 and isinstance(up := (read.section(chain[-1]) or {}).get("parent"), str) and up not in chain:
-        chain.append(up)
+    chain = [key] + [s["parent"] for s in lineage(read, read.section(key)) if s.get("parent")]
     return chain[min(1, len(chain) - 1)], chain[-1]
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -123,6 +124,15 @@ class Reader:
 
     def section(self, key: str) -> dict[str, Any] | None:
         return self.lookup("sections", key)  # type: ignore[no-any-return]
+
+
+def lineage(read: Reader, section: dict[str, Any] | None) -> Iterator[dict[str, Any]]:
+    """The section and its parents, nearest first."""
+    for _ in range(20):
+        if section is None:
+            return
+        yield section
+        section = read.section(section.get("parent") or "")
 
 
 def signature_docs(signature: str) -> list[str]:

@@ -6,14 +6,13 @@ ingested after the citing one leads into it."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from typing import Any
 
 from langgraph.runtime import Runtime
 
 from clausewise.graph.state import RESET, QueryContext, QueryState
 from clausewise.keys import OBJECT_KINDS, document_of
-from clausewise.nodes.query.deps import Reader, deps_of
+from clausewise.nodes.query.deps import Reader, deps_of, lineage
 from clausewise.references import (
     NOT_FOUND,
     NOT_INGESTED,
@@ -148,24 +147,15 @@ def siblings(read: Reader, section: dict[str, Any]) -> list[str]:
         other = read.section(section.get(direction) or "")
         for _ in range(200):  # a chain is finite; the bound guards against a store with a loop in it
             if other is None or (
-                other.get("kind") not in OBJECT_KINDS and all(s["key"] != key for s in _lineage(read, other))
+                other.get("kind") not in OBJECT_KINDS and all(s["key"] != key for s in lineage(read, other))
             ):
                 break
             other = read.section(other.get(direction) or "")
         if direction == "previous":  # the previous sibling's last subclause comes first: its lineage reaches it
-            other = next((s for s in _lineage(read, other) if s.get("parent") == parent), None)
+            other = next((s for s in lineage(read, other) if s.get("parent") == parent), None)
         if other is not None and other.get("parent") == parent and other.get("kind") in ("clause", "annex"):
             found.append(other["key"])
     return found
-
-
-def _lineage(read: Reader, section: dict[str, Any] | None) -> Iterator[dict[str, Any]]:
-    """The section and its parents, nearest first."""
-    for _ in range(20):
-        if section is None:
-            return
-        yield section
-        section = read.section(section.get("parent") or "")
 
 
 def _unique(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
