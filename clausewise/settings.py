@@ -44,6 +44,9 @@ class Settings(BaseSettings):
     clausewise_docs_public: bool = Field(
         False, description="Serve /docs, /redoc and /openapi.json without the API key."
     )
+    clausewise_cross_encoder: bool = Field(
+        True, description="Read the first passages again with the cross-encoder (about 0.3 s a question)."
+    )
     tessdata_prefix: str | None = Field(
         None,
         description="OCR: folder holding Tesseract's eng.traineddata (default: the system's, e.g. Debian's "

@@ -17,7 +17,7 @@ from typing import Any
 from clausewise.settings import Settings
 from clausewise.stores import Stores, VectorIndex, open_stores, open_vector_index
 from clausewise.tools.ingest_tasks import IngestTasks
-from clausewise.tools.models import Embedder, build_embedder, build_ingest_tasks, build_query_tasks
+from clausewise.tools.models import Embedder, build_embedder, build_ingest_tasks, build_query_tasks, cross_encoder
 from clausewise.tools.query_tasks import QueryTasks
 
 
@@ -77,15 +77,17 @@ class System:
 
     def warm_up(self, question: str = "") -> threading.Thread:
         """Load the embedder in the background and read the question through it (its token vectors
-        are kept for the soft match), so that loading the model overlaps the caller's own start: the
-        CLI imports the query graph meanwhile, which takes about as long. The first use of ``embedder``
-        waits for it; a failure here is left for that use to report."""
+        are kept for the soft match), then the cross-encoder, so that loading the models overlaps the
+        caller's own start: the CLI imports the query graph meanwhile, which takes about as long. The
+        first use of ``embedder`` waits for it; a failure here is left for that use to report."""
 
         def run() -> None:
             try:
                 self.embedder.soft_match(" ".join(question.split()), [])
             except Exception:  # noqa: BLE001 - reported where the embedder is used
                 pass
+            if self.settings.clausewise_cross_encoder:
+                cross_encoder()  # reports its own failure, once
 
         thread = threading.Thread(target=run, name="clausewise-warm-up", daemon=True)
         thread.start()

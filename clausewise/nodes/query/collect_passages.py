@@ -19,7 +19,10 @@ range, "paragraphs 432-448", lifts only its first member in the answer, which op
 to), and each passage's cited tables, figures and expressions follow it in reading order. The first
 ``SOFT_MATCH_PASSAGES`` are then read again word by word: the embedder's soft match (each content word of
 the question against the passage's words in context) moves those that say what was asked, in whatever
-words, up among them, and, a little, those that say what one sub-question asks. A guide's numbered
+words, up among them, and, a little, those that say what one sub-question asks. Where the learned
+ranker is installed, its order (each passage's signals read by it, beside its place in the fused order)
+replaces the fused one, and its first ``CROSS_PASSAGES`` are read again by the cross-encoder, the question
+and each passage together: each moves by ``CROSS_SHARE`` x its place by it. A guide's numbered
 paragraphs under one heading that follow one another are read together, each its own passage, at the
 place of the first of them (up to ``RUN_CHARS`` of text a piece). The first passages,
 up to ``KEY_PASSAGES`` or ``KEY_CHARS`` of text, are the key tier; the next ones up to
@@ -109,6 +112,8 @@ WHOLE_SECTION_CHARS = 2000  # a section this short is quoted whole: one clause, 
 BRIDGE_CHARS = 300  # a gap this short between two extracts (a NOTE, a line) is quoted with them
 LEAD_REACH = 1500  # a list's item this near the sentence that opens it is quoted with the items between
 PARAGRAPH_REACH = 500  # a quoted chunk is widened to its paragraphs' bounds when they are this near
+CROSS_PASSAGES = 20  # the first passages of the blended order the cross-encoder reads again (judged)
+CROSS_SHARE = 0.3  # ... and each one's place by it, beside its place in that order
 FUSED_SHARE = 0.5  # the fused order's place beside the learned ranker's (blended)
 LENGTH_PLACES = 4.0  # places a passage loses per e-fold of its quoted text beyond LENGTH_FROM (blended)
 RANKER = Path(__file__).with_name("ranker.onnx")  # the learned ranker (rerank_states.py train); none: fused order
@@ -488,7 +493,8 @@ def rank(
     learned = learned_scores(keys, features)
     joinable: set[str] | None = None  # the passages a run or a clause's table may bring forward: all
     if learned is not None:
-        learned = blended(ordered, learned, features)
+        question = state.get("question") or state["search_question"]
+        learned = judged(deps, question, {p["key"]: p for p in passages}, blended(ordered, learned, features))
         # ... or, by the learned ranker, those it reads among the first KEY_PASSAGES on their own
         joinable = set(sorted(keys, key=lambda k: -learned[k])[:KEY_PASSAGES])
         ordered = learned_order(read, ordered, learned, lifted, cites, joinable)
@@ -717,6 +723,37 @@ def blended(
     fused = {p["key"]: i for i, p in enumerate(ordered)}
     by_learned = sorted(fused, key=lambda k: -learned[k])  # sorted() is stable: equals keep the fused order
     return {k: -(i + FUSED_SHARE * fused[k] + LENGTH_PLACES * features[k]["length"]) for i, k in enumerate(by_learned)}
+
+
+def judged(
+    deps: QueryDeps, question: str, passages: dict[str, dict[str, Any]], learned: dict[str, float]
+) -> dict[str, float]:
+    """The blended order (``learned``, higher first) with the first ``CROSS_PASSAGES`` read again by the
+    cross-encoder, the question and each passage together: each moves by ``CROSS_SHARE`` x its place
+    among them by the cross-encoder's score (the rest keep their order after them). Unchanged without
+    the cross-encoder or when it gives no usable scores."""
+    model = deps.cross_encoder()
+    places = sorted(learned, key=lambda k: -learned[k])  # sorted() is stable: equals keep their order
+    head = places[:CROSS_PASSAGES]
+    if model is None or not head:
+        return learned
+    try:
+        scores = np.asarray(model.scores(question, [cross_text(passages[k]) for k in head]), dtype=float)
+    except Exception as exc:  # the order without it stands
+        _log.warning("the cross-encoder failed (%s): passages in the blended order", exc)
+        return learned
+    if scores.shape != (len(head),) or not np.isfinite(scores).all():
+        _log.warning("the cross-encoder gave no usable scores: passages in the blended order")
+        return learned
+    cross = np.argsort(np.argsort(-scores, kind="stable"), kind="stable")
+    return {k: -(i + CROSS_SHARE * float(cross[i] if i < len(head) else len(head))) for i, k in enumerate(places)}
+
+
+def cross_text(passage: dict[str, Any]) -> str:
+    """What the cross-encoder reads of a passage (as it was trained): the headings above it and its own,
+    then its quoted text."""
+    label = f"{passage['section']} {passage.get('title') or ''}".strip()
+    return " > ".join([*(passage.get("within") or []), label]) + "\n" + passage["text"]
 
 
 def signal_rows(keys: list[str], features: dict[str, dict[str, float]]) -> np.ndarray:

@@ -16,7 +16,7 @@ from clausewise.keys import document_of
 from clausewise.stores import KeywordIndex, Stores, VectorIndex
 from clausewise.stores.index import check_embedding_model
 from clausewise.system import System
-from clausewise.tools.models import Embedder
+from clausewise.tools.models import CrossEncoder, Embedder, cross_encoder
 from clausewise.tools.query_tasks import (
     OfflineQueryTasks,
     QueryTasks,
@@ -46,6 +46,11 @@ class QueryDeps:
     @property
     def embedder(self) -> Embedder:
         return self.system.embedder
+
+    def cross_encoder(self) -> CrossEncoder | None:
+        """The cross-encoder collect-passages reads its first passages again with (None: not installed,
+        or turned off: ``CLAUSEWISE_CROSS_ENCODER=0``)."""
+        return cross_encoder() if self.system.settings.clausewise_cross_encoder else None
 
     @property
     def tasks(self) -> QueryTasks:

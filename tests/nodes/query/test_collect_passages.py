@@ -34,6 +34,7 @@ from clausewise.nodes.query.collect_passages import (
     chunk_span,
     collect_passages,
     contents_like,
+    cross_text,
     document_share,
     glossary,
     leveled,
@@ -132,11 +133,12 @@ def deps_with(
     terms: Terms | None = None,
     bm25: dict[str, float] | None = None,
     soft_by_query: dict[str, dict[str, float]] | None = None,
+    cross: Any = None,
 ) -> Any:
     """Stand-in stores and reasoner; ``soft`` is the embedder's soft match of each passage (None: the
     embedder gives none), ``soft_by_query`` that of some queries in its place; ``terms`` the question's
     weighted terms (none by default); ``bm25`` the keyword index's BM25 of each section (none by
-    default)."""
+    default); ``cross`` the cross-encoder (none by default)."""
     bm25 = bm25 or {}
 
     def soft_match(query: str, texts: list[str], weight: Any = None, stored: Any = None) -> list[float] | None:
@@ -175,6 +177,7 @@ def deps_with(
         embedder=SimpleNamespace(soft_match=soft_match),
         keyword_index=SimpleNamespace(scores=lambda tokens, keys: {key: bm25[key] for key in keys if key in bm25}),
         vocabulary=lambda: Vocabulary.of_sections([]),
+        cross_encoder=lambda: cross,
     )
 
 
@@ -1309,3 +1312,73 @@ def test_the_installed_ranker_reads_as_many_signals_as_collect_passages_gives() 
         None, {session.get_inputs()[0].name: np.zeros((3, len(collect_module.FEATURES)), np.float32)}
     )
     assert np.isfinite(np.asarray(out)).all() and np.asarray(out).size == 3
+
+
+class _Judge:
+    """A stand-in cross-encoder: each text's score by the first of ``scores``' keys its text holds;
+    ``fail`` raises instead, ``scores`` None gives NaN."""
+
+    def __init__(self, scores: dict[str, float] | None, fail: bool = False) -> None:
+        self._scores, self._fail, self.read = scores, fail, []
+
+    def scores(self, query: str, texts: list[str]) -> list[float]:
+        if self._fail:
+            raise RuntimeError("the model is down")
+        self.read.append((query, texts))
+        if self._scores is None:
+            return [math.nan] * len(texts)
+        return [next(v for key, v in self._scores.items() if SECTIONS[key] in text) for text in texts]
+
+
+def test_the_cross_encoder_reads_the_first_passages_again_and_moves_them_by_its_places(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The ranker reads the similarity backwards: 3.1, 6.1, 7.1, 8.1 (the fused places left out). A
+    cross-encoder that reads 8.1 best and 3.1 worst moves each by CROSS_SHARE x its place by it: 3.1
+    (0 + 3), 6.1 (1 + 2), 7.1 (2 + 1), 8.1 (3 + 0) tie and keep their order at 0.5; at 2, 8.1 comes
+    first and 3.1 last. It reads the question with each passage's headings, title and text, and only
+    the first CROSS_PASSAGES: the rest keep their order after them."""
+    similarity = {k("6.1"): 0.5, k("7.1"): 0.6, k("8.1"): 0.7, k("3.1"): 0.2}
+    monkeypatch.setattr(collect_module, "RANKER", _ranker_file(tmp_path / "r.onnx", {"similarity": -1.0}))
+    monkeypatch.setattr(collect_module, "FUSED_SHARE", 0.0)
+    judge = _Judge({k("8.1"): 4.0, k("7.1"): 3.0, k("6.1"): 2.0, k("3.1"): 1.0})
+
+    def order() -> list[str]:
+        passages = [passage(key) for key in similarity]
+        state = {"question": "the question", "search_question": "q"}
+        return [p["key"] for p in rank(deps_with(cross=judge), state, passages, [similarity])]  # type: ignore[arg-type]
+
+    monkeypatch.setattr(collect_module, "CROSS_SHARE", 0.0)
+    assert order() == [k("3.1"), k("6.1"), k("7.1"), k("8.1")]
+    monkeypatch.setattr(collect_module, "CROSS_SHARE", 2.0)
+    assert order() == [k("8.1"), k("7.1"), k("6.1"), k("3.1")]
+    state = {"question": "the question", "search_question": "q"}
+    ranked = rank(deps_with(cross=judge), state, [passage(key) for key in similarity], [similarity])  # type: ignore[arg-type]
+    assert all(type(p["score"]) is float for p in ranked)  # a plain number: the state is serialised
+    query, texts = judge.read[-1]
+    assert query == "the question" and texts[0] == cross_text(passage(k("3.1")))
+    monkeypatch.setattr(collect_module, "CROSS_PASSAGES", 2)  # it reads 3.1 and 6.1 only: 6.1 first
+    assert order() == [k("6.1"), k("3.1"), k("7.1"), k("8.1")]
+    assert len(judge.read[-1][1]) == 2
+
+
+@pytest.mark.parametrize("fail", [True, False])
+def test_a_cross_encoder_that_fails_or_gives_no_numbers_leaves_the_order_and_says_so(
+    fail: bool, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    similarity = {k("6.1"): 0.5, k("7.1"): 0.6, k("8.1"): 0.7, k("3.1"): 0.2}
+    monkeypatch.setattr(collect_module, "RANKER", _ranker_file(tmp_path / "r.onnx", {"similarity": -1.0}))
+    monkeypatch.setattr(collect_module, "CROSS_SHARE", 2.0)
+
+    def order(cross: Any) -> list[str]:
+        passages = [passage(key) for key in similarity]
+        return [p["key"] for p in rank(deps_with(cross=cross), {"search_question": "q"}, passages, [similarity])]  # type: ignore[arg-type]
+
+    with caplog.at_level("WARNING", logger=collect_module.__name__):
+        assert order(_Judge(None, fail=fail)) == order(None)
+    assert "cross-encoder" in caplog.text
+
+
+def test_a_cross_text_is_the_headings_above_the_label_and_the_quoted_text() -> None:
+    p = {"section": "5.2", "title": "Roof snow", "within": ["Snow", "Loads"], "text": "(1) The load ..."}
+    assert cross_text(p) == "Snow > Loads > 5.2 Roof snow\n(1) The load ..."
