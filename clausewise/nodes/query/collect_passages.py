@@ -730,8 +730,8 @@ def judged(
 ) -> dict[str, float]:
     """The blended order (``learned``, higher first) with the first ``CROSS_PASSAGES`` read again by the
     cross-encoder, the question and each passage together: each moves by ``CROSS_SHARE`` x its place
-    among them by the cross-encoder's score (the rest keep their order after them). Unchanged without
-    the cross-encoder or when it gives no usable scores."""
+    among them by the cross-encoder's score (the rest keep their order after them; front matter takes
+    its last place). Unchanged without the cross-encoder or when it gives no usable scores."""
     model = deps.cross_encoder()
     places = sorted(learned, key=lambda k: -learned[k])  # sorted() is stable: equals keep their order
     head = places[:CROSS_PASSAGES]
@@ -745,6 +745,9 @@ def judged(
     if scores.shape != (len(head),) or not np.isfinite(scores).all():
         _log.warning("the cross-encoder gave no usable scores: passages in the blended order")
         return learned
+    # front matter is not lifted: the cross-encoder reads a title page's words ("Structural engineering",
+    # the agencies) as on the question's topic
+    scores = np.where([passages[k]["kind"] == "front" for k in head], -np.inf, scores)
     cross = np.argsort(np.argsort(-scores, kind="stable"), kind="stable")
     return {k: -(i + CROSS_SHARE * float(cross[i] if i < len(head) else len(head))) for i, k in enumerate(places)}
 

@@ -1362,6 +1362,18 @@ def test_the_cross_encoder_reads_the_first_passages_again_and_moves_them_by_its_
     assert len(judge.read[-1][1]) == 2
 
 
+def test_the_cross_encoder_does_not_lift_front_matter(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """8.1 made a title page: the cross-encoder reads it best, yet it keeps its last place among those read."""
+    similarity = {k("6.1"): 0.5, k("7.1"): 0.6, k("8.1"): 0.7, k("3.1"): 0.2}
+    monkeypatch.setattr(collect_module, "RANKER", _ranker_file(tmp_path / "r.onnx", {"similarity": -1.0}))
+    monkeypatch.setattr(collect_module, "FUSED_SHARE", 0.0)
+    monkeypatch.setattr(collect_module, "CROSS_SHARE", 2.0)
+    judge = _Judge({k("8.1"): 9.0, k("7.1"): 3.0, k("6.1"): 2.0, k("3.1"): 1.0})
+    passages = [passage(key) | ({"kind": "front"} if key == k("8.1") else {}) for key in similarity]
+    ranked = rank(deps_with(cross=judge), {"search_question": "q"}, passages, [similarity])  # type: ignore[arg-type]
+    assert [p["key"] for p in ranked][-1] == k("8.1")
+
+
 @pytest.mark.parametrize("fail", [True, False])
 def test_a_cross_encoder_that_fails_or_gives_no_numbers_leaves_the_order_and_says_so(
     fail: bool, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, caplog: pytest.LogCaptureFixture
