@@ -375,7 +375,7 @@ def _export_quantised(base: Path, weights: Path, target: Path) -> None:
     finally:
         full.unlink(missing_ok=True)
         tmp.unlink(missing_ok=True)
-    for stale in target.parent.glob("cross-encoder-*.onnx"):
+    for stale in target.parent.glob("cross-encoder-*-int8.onnx"):  # not another process's export in progress
         if stale != target:
             stale.unlink(missing_ok=True)
 
