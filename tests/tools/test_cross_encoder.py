@@ -43,6 +43,20 @@ def test_a_passage_scores_the_same_alone_and_in_a_batch_of_other_lengths(shipped
     assert shipped.scores(QUESTION, []) == []
 
 
+def test_it_reads_as_many_tokens_as_its_weights_learned(shipped: models.CrossEncoder, tmp_path: Path) -> None:
+    import numpy as np
+    from safetensors.numpy import save_file
+
+    assert shipped.max_tokens == models.learned_tokens(CROSS_WEIGHTS) >= 128
+    pair = shipped._tokenizer.encode(QUESTION, "a long passage " * 300)
+    assert len(pair.ids) == shipped.max_tokens
+    tensors = {"head.bias": np.zeros(1, dtype=np.float16)}
+    save_file(tensors, str(tmp_path / "said.safetensors"), metadata={"max_tokens": "64"})
+    save_file(tensors, str(tmp_path / "silent.safetensors"))
+    assert models.learned_tokens(tmp_path / "said.safetensors") == 64
+    assert models.learned_tokens(tmp_path / "silent.safetensors") == models.CrossEncoder.max_tokens == 128
+
+
 @pytest.mark.parametrize("broken", ["missing", "not weights", "another model's"])
 def test_weights_that_cannot_be_read_leave_the_ranking_without_it(
     broken: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
