@@ -20,9 +20,11 @@ to), and each passage's cited tables, figures and expressions follow it in readi
 ``SOFT_MATCH_PASSAGES`` are then read again word by word: the embedder's soft match (each content word of
 the question against the passage's words in context) moves those that say what was asked, in whatever
 words, up among them, and, a little, those that say what one sub-question asks. Where the learned
-ranker is installed, its order (each passage's signals read by it, beside its place in the fused order)
-replaces the fused one, and its first ``CROSS_PASSAGES`` are read again by the cross-encoder, the question
-and each passage together: each moves by ``CROSS_SHARE`` x its place by it. A guide's numbered
+ranker is installed, its order (each passage's signals read by it, beside its place in the fused order;
+among them how many of the fused order's first passages are printed within ``PAGE_REACH`` pages of it:
+a document prints a topic's rules together, whatever headings its text layer kept) replaces the fused
+one, and its first ``CROSS_PASSAGES`` are read again by the cross-encoder, the question and each passage
+together: each moves by ``CROSS_SHARE`` x its place by it. A guide's numbered
 paragraphs under one heading that follow one another are read together, each its own passage, at the
 place of the first of them (up to ``RUN_CHARS`` of text a piece). The first passages,
 up to ``KEY_PASSAGES`` or ``KEY_CHARS`` of text, are the key tier; the next ones up to
@@ -113,6 +115,7 @@ BRIDGE_CHARS = 300  # a gap this short between two extracts (a NOTE, a line) is 
 LEAD_REACH = 1500  # a list's item this near the sentence that opens it is quoted with the items between
 PARAGRAPH_REACH = 500  # a quoted chunk is widened to its paragraphs' bounds when they are this near
 CROSS_PASSAGES = 20  # the first passages of the blended order the cross-encoder reads again (judged)
+PAGE_REACH = 1  # the pages either side of a passage the first ones are counted on (head_pages)
 CROSS_SHARE = 0.3  # ... and each one's place by it, beside its place in that order
 FUSED_SHARE = 0.5  # the fused order's place beside the learned ranker's (blended)
 LENGTH_PLACES = 4.0  # places a passage loses per e-fold of its quoted text beyond LENGTH_FROM (blended)
@@ -122,7 +125,7 @@ FEATURES = (  # the signals the learned ranker reads, in its input's column orde
     "heading_only", "informative", "length", "table", "figure", "expression", "annex", "hop", "neighbour",
     "keyword_only", "definition", "parts", "fused", "soft_match", "soft_part", "read_again", "lift", "lifted",
     "similarity_gap", "fused_gap", "similarity_place", "fused_place", "parent_share", "chapter_share",
-    "head_parent", "head_chapter", "query_place", "numbers",
+    "head_parent", "head_chapter", "query_place", "numbers", "head_pages",
 )  # fmt: skip
 _GLOSSARY_WORDS = ("symbols", "notation", "abbreviations", "nomenclature", "acronyms")
 _REFERENCE_LIST_WORDS = ("references", "bibliography")
@@ -475,8 +478,11 @@ def rank(
                 score[p["key"]] += SOFT_MATCH_WEIGHT * whole[i] + SOFT_PART_WEIGHT * part
                 features[p["key"]] |= {"soft_match": whole[i], "soft_part": part, "read_again": 1.0}
             ordered, lifted = _order(read, passages, score, cites, aspects)
-    head_families = [family[p["key"]] for p in ordered if p["key"] not in contents][:KEY_PASSAGES]
+    head = [p for p in ordered if p["key"] not in contents][:KEY_PASSAGES]
+    head_families = [family[p["key"]] for p in head]
+    near = near_head(passages, head)
     for key, f in features.items():  # what the reference graph's support added
+        f["head_pages"] = near[key]
         f["lift"] = lifted[key] - score[key]
         f["lifted"] = lifted[key]
         # how many of the passages the fused order reads first share its heading, its chapter
@@ -831,6 +837,22 @@ def _answers(key: str, aspects: list[dict[str, float]], unanswered: list[float])
     answer times the share of it the passages placed before leave unanswered (the most, not the mean:
     a question of five parts lifts the best passage of the part still unanswered as one of two does)."""
     return ASPECT_WEIGHT * max(u * a[key] for u, a in zip(unanswered, aspects, strict=True))
+
+
+def near_head(passages: list[dict[str, Any]], head: list[dict[str, Any]]) -> dict[str, float]:
+    """How many of the passages the fused order reads first (``head``) are printed in the same document
+    within ``PAGE_REACH`` pages of each passage, itself left out."""
+    out = {}
+    for p in passages:
+        out[p["key"]] = float(
+            sum(
+                h["key"] != p["key"]
+                and h["document"] == p["document"]
+                and min(abs(a - b) for a in h["pages"] for b in p["pages"]) <= PAGE_REACH
+                for h in head
+            )
+        )
+    return out
 
 
 def _twins_apart(ordered: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -39,6 +39,7 @@ from clausewise.nodes.query.collect_passages import (
     glossary,
     leveled,
     merge_spans,
+    near_head,
     part_aspects,
     qualified,
     rank,
@@ -1275,6 +1276,28 @@ def test_the_ranker_reads_where_a_passage_stands_among_the_nearest_its_heading_c
     assert features[k("7.1")]["query_place"] == 0.0
     assert features[k("5.3.10")]["query_place"] == pytest.approx(math.log1p(2))
     assert features[k("5.3.1")]["numbers"] > 0 and features[k("5.3.10")]["numbers"] == 0.0
+
+
+def test_the_ranker_reads_how_many_of_the_first_passages_are_printed_on_the_pages_around_a_passage() -> None:
+    """Of the passages the fused order reads first, those printed in the same document within
+    ``PAGE_REACH`` pages of a passage, the passage itself left out: a guide whose numbered paragraphs
+    keep no heading above them still prints a topic's rules pages together."""
+    assert collect_module.PAGE_REACH == 1
+    printed = {"5.2": [10], "5.3.1": [11], "5.3.2": [12, 13], "5.3.10": [40], "7.1": [14], "8.1": [9]}
+    passages = []
+    for code, pages in printed.items():
+        passages.append(passage(k(code)) | {"page": pages[0], "pages": pages})
+    passages[1]["document"] = "T-2"  # page 11 of another document is no neighbour
+    head = passages[:4]
+    near = near_head(passages, head)
+    assert near[k("5.2")] == 0.0  # page 10: page 11 is another document's, 5.3.2 starts on 12
+    assert near[k("5.3.2")] == 0.0 and near[k("5.3.10")] == 0.0
+    assert near[k("7.1")] == 1.0  # page 14, past the head: 5.3.2 ends on 13
+    assert near[k("8.1")] == 1.0  # page 9: 5.2 on 10
+    features: dict[str, dict[str, float]] = {}
+    similarity = {p["key"]: 0.9 - 0.1 * i for i, p in enumerate(passages)}
+    rank(deps_with(), {"search_question": "q"}, passages, [similarity], None, features)  # type: ignore[arg-type]
+    assert features[k("7.1")]["head_pages"] == 1.0 and features[k("5.3.10")]["head_pages"] == 0.0
 
 
 @pytest.mark.parametrize("broken", ["missing", "not a model", "other width", "no numbers"])
