@@ -173,10 +173,11 @@ def test_a_torn_lease_object_is_taken_over(s3_url: str) -> None:
 
 
 def test_a_live_holder_renews_its_lease_past_the_ttl(s3_url: str) -> None:
-    blobs = _bucket(s3_url, lease_ttl_s=1.0)
-    other = Lease(blobs, LOCK, ttl_s=1.0)
+    # a ttl of 3 s, renewed every 1 s: a loaded 2-core CI machine once stalled the renewer past a 1 s ttl
+    blobs = _bucket(s3_url, lease_ttl_s=3.0)
+    other = Lease(blobs, LOCK, ttl_s=3.0)
     with blobs.lock(LOCK, timeout_s=5):
-        deadline = time.monotonic() + 2.5  # 2.5 ttl: without renewal it would have expired twice
+        deadline = time.monotonic() + 7.5  # 2.5 ttl: without renewal it would have expired twice
         while time.monotonic() < deadline:
             assert other.try_acquire() is False
             time.sleep(0.1)
