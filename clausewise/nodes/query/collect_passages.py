@@ -115,10 +115,10 @@ BRIDGE_CHARS = 300  # a gap this short between two extracts (a NOTE, a line) is 
 LEAD_REACH = 1500  # a list's item this near the sentence that opens it is quoted with the items between
 PARAGRAPH_REACH = 500  # a quoted chunk is widened to its paragraphs' bounds when they are this near
 CROSS_PASSAGES = 20  # the first passages of the blended order the cross-encoder reads again (judged)
-PAGE_REACH = 1  # the pages either side of a passage the first ones are counted on (head_pages)
 CROSS_SHARE = 0.3  # ... and each one's place by it, beside its place in that order
 FUSED_SHARE = 0.5  # the fused order's place beside the learned ranker's (blended)
 LENGTH_PLACES = 4.0  # places a passage loses per e-fold of its quoted text beyond LENGTH_FROM (blended)
+PAGE_REACH = 1  # the pages either side of a passage the first ones are counted on (head_pages)
 RANKER = Path(__file__).with_name("ranker.onnx")  # the learned ranker (rerank_states.py train); none: fused order
 FEATURES = (  # the signals the learned ranker reads, in its input's column order
     "similarity", "coverage", "part_coverage", "document_share", "keyword", "contents", "front", "glossary",
@@ -842,17 +842,15 @@ def _answers(key: str, aspects: list[dict[str, float]], unanswered: list[float])
 def near_head(passages: list[dict[str, Any]], head: list[dict[str, Any]]) -> dict[str, float]:
     """How many of the passages the fused order reads first (``head``) are printed in the same document
     within ``PAGE_REACH`` pages of each passage, itself left out."""
-    out = {}
-    for p in passages:
-        out[p["key"]] = float(
-            sum(
-                h["key"] != p["key"]
-                and h["document"] == p["document"]
-                and min(abs(a - b) for a in h["pages"] for b in p["pages"]) <= PAGE_REACH
-                for h in head
-            )
+
+    def near(p: dict[str, Any], h: dict[str, Any]) -> bool:
+        return (
+            h["key"] != p["key"]
+            and h["document"] == p["document"]
+            and any(abs(a - b) <= PAGE_REACH for a in h["pages"] for b in p["pages"])
         )
-    return out
+
+    return {p["key"]: float(sum(near(p, h) for h in head)) for p in passages}
 
 
 def _twins_apart(ordered: list[dict[str, Any]]) -> list[dict[str, Any]]:
