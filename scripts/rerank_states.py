@@ -356,7 +356,7 @@ def main() -> None:
     cr.add_argument("states", type=Path, nargs="+")
     cr.add_argument("--out", type=Path, required=True)
     cr.add_argument("--skip", metavar="PREFIX", help="leave out the questions on documents whose name starts so")
-    cr.add_argument("--layers", type=int, default=3, help="how many of the model's top layers are tuned")
+    cr.add_argument("--layers", type=int, default=6, help="how many of the model's top layers are tuned")
     cr.add_argument("--tokens", type=int, default=128, help="how much of each question and passage it reads")
     args = ap.parse_args()
     if args.command == "capture":
