@@ -937,17 +937,19 @@ def _drawn_after_key(ordered: list[dict[str, Any]], cites: dict[str, list[str]])
     end of a shorter answer), in their order: a figure's passage quotes its caption (its drawing is an
     image), an expression's its formula as a scan's text layer reads it ("FR J.l (4.2)", the clause
     citing it says what it is for), so the first places go to text; not a figure whose key states a
-    value in words ("The recommended value of h0 is 5,0 m"), which is read as text. The first passage
-    before it that cites a moved figure names it in ``figures``, a moved expression in
-    ``expressions``: the brief shows its image there."""
+    value in words ("The recommended value of h0 is 5,0 m"), which is read as text. Front matter (a
+    cover, a title page, a foreword) goes there too: the cross-encoder's second reading can leave a
+    title page among the first 10 where the ranking put it near the top. The first passage before it
+    that cites a moved figure names it in ``figures``, a moved expression in ``expressions``: the
+    brief shows its image there."""
     head: list[dict[str, Any]] = []
     moved: list[dict[str, Any]] = []
     for p in ordered:
         if len(head) == KEY_PASSAGES:
             break
-        drawn = p["kind"] == "expression" or (p["kind"] == "figure" and not _states_values(p))
+        drawn = p["kind"] in ("expression", "front") or (p["kind"] == "figure" and not _states_values(p))
         (moved if drawn else head).append(p)
-    for obj in moved:
+    for obj in (m for m in moved if m["kind"] != "front"):
         holder = next((p for p in head if obj["key"] in cites.get(p["key"], [])), None)
         if holder is not None:
             holder.setdefault("figures" if obj["kind"] == "figure" else "expressions", []).append(obj["key"])

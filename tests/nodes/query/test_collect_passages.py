@@ -495,6 +495,21 @@ def test_an_expression_among_the_key_places_goes_right_after_them(monkeypatch: A
     assert not any("expressions" in p for p in ranked)
 
 
+def test_front_matter_among_the_key_places_goes_right_after_them(monkeypatch: Any) -> None:
+    """A title page or a foreword the order puts first (its words on the question's topic) is not read
+    first: it goes right after the key places (2 here), in its order, and names no figure."""
+    monkeypatch.setattr(collect_module, "KEY_PASSAGES", 2)
+    similarity = {k("1.1"): 0.95, k("7.1"): 0.9, k("8.1"): 0.7, k("5.3.10"): 0.2}
+    passages = [passage(key) for key in similarity]
+    passages[0]["kind"] = "front"
+    ranked = rank(deps_with(), {"search_question": "q"}, passages, [similarity])  # type: ignore[arg-type]
+    assert [p["key"] for p in ranked] == [k("7.1"), k("8.1"), k("1.1"), k("5.3.10")]
+    assert [p["tier"] for p in ranked][:3] == ["key", "key", "supporting"]
+    passages[0]["kind"] = "clause"  # the same passage as a clause keeps its first place
+    ranked = rank(deps_with(), {"search_question": "q"}, passages, [similarity])  # type: ignore[arg-type]
+    assert ranked[0]["key"] == k("1.1")
+
+
 def test_a_figure_whose_key_states_a_value_keeps_its_place_among_the_key_passages(monkeypatch: Any) -> None:
     """A figure's passage that quotes its key past the caption, with a sentence that states a value
     ("The recommended value of h0 is 5,0 m"), is read as text: second on its own standing, it stays
