@@ -638,8 +638,9 @@ def test_a_part_of_a_list_of_publications_comes_after_the_clauses() -> None:
 def test_a_record_of_the_documents_revisions_goes_with_the_contents_pages() -> None:
     """A "Revision Summary Sheet" names the clauses a revision touched in the question's words, so it
     is near the question, but what they say is in those clauses: it goes to the back with the contents
-    pages (background), behind a clause much less similar; a front-matter section on another subject
-    does not."""
+    pages (background), behind a clause much less similar. A front-matter section on another subject is
+    not background, though like all front matter it is not read before the clause (it goes after the
+    key places, here the end of a short answer)."""
     record = {
         **passage(k("7.1")),
         "key": f"{DOC}_revision-summary-sheet",
@@ -649,11 +650,11 @@ def test_a_record_of_the_documents_revisions_goes_with_the_contents_pages() -> N
         "text": "Added 1609.2.3 on vertical lift fabric hangar doors; revised 1609.1.2 on hangar wind loads.",
     }
     foreword = {**record, "key": f"{DOC}_climate-change", "section": "climate-change", "title": "Climate change"}
-    for front, last in ((record, True), (foreword, False)):
+    for front, listed in ((record, True), (foreword, False)):
         similarity = {front["key"]: 0.9, k("7.1"): 0.3}
         ranked = rank(deps_with(), {"search_question": "q"}, [front, passage(k("7.1"))], [similarity])  # type: ignore[arg-type]
-        assert [p["key"] for p in ranked][-1] == (front["key"] if last else k("7.1"))
-        assert (ranked[-1]["tier"] == "background") is last
+        assert [p["key"] for p in ranked] == [k("7.1"), front["key"]]
+        assert (ranked[-1]["tier"] == "background") is listed
     assert change_record({"kind": "front", "section": "change-no-date-location", "title": "Change No. Date Location"})
     assert change_record({"kind": "front", "section": "record", "title": "Record of amendments"})
     assert not change_record({"kind": "clause", "section": "4.1", "title": "Changes of use"})
