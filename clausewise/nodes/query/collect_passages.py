@@ -28,9 +28,10 @@ together: each moves by ``CROSS_SHARE`` x its place by it. A guide's numbered
 paragraphs under one heading that follow one another are read together, each its own passage, at the
 place of the first of them (up to ``RUN_CHARS`` of text a piece). The first passages,
 up to ``KEY_PASSAGES`` or ``KEY_CHARS`` of text, are the key tier; the next ones up to
-``SUPPORTING_PASSAGES`` are supporting; the rest background. Figures and expressions among the key
-passages go right after them (their passages are a caption and a formula as the text layer reads it;
-the passage citing one names it in ``figures`` or ``expressions``, and the brief shows its image there).
+``SUPPORTING_PASSAGES`` are supporting; the rest background. Figures, expressions and front matter among
+the key passages go right after them (their passages are a caption and a formula as the text layer reads
+it, or a cover or foreword; the passage citing a figure or expression names it in ``figures`` or
+``expressions``, and the brief shows its image there).
 An expression a passage before it already quotes goes to the back; that passage names it in
 ``restates``. Of two passages in (nearly) the same words (a rule a document states in two chapters),
 the one printed among the key passages keeps the earlier place, the other goes to the back, and the one
@@ -933,15 +934,13 @@ def _restated_last(ordered: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def _drawn_after_key(ordered: list[dict[str, Any]], cites: dict[str, list[str]]) -> list[dict[str, Any]]:
-    """Figures and expressions among the first ``KEY_PASSAGES`` passages go right after them (to the
-    end of a shorter answer), in their order: a figure's passage quotes its caption (its drawing is an
-    image), an expression's its formula as a scan's text layer reads it ("FR J.l (4.2)", the clause
-    citing it says what it is for), so the first places go to text; not a figure whose key states a
-    value in words ("The recommended value of h0 is 5,0 m"), which is read as text. Front matter (a
-    cover, a title page, a foreword) goes there too: the cross-encoder's second reading can leave a
-    title page among the first 10 where the ranking put it near the top. The first passage before it
-    that cites a moved figure names it in ``figures``, a moved expression in ``expressions``: the
-    brief shows its image there."""
+    """Figures, expressions and front matter among the first ``KEY_PASSAGES`` passages go right after
+    them (to the end of a shorter answer), in their order: a figure's passage quotes its caption (its
+    drawing is an image), an expression's its formula as a scan's text layer reads it ("FR J.l (4.2)",
+    the clause citing it says what it is for), a cover or foreword says what the document is, so the
+    first places go to text; not a figure whose key states a value in words ("The recommended value of
+    h0 is 5,0 m"), which is read as text. The first passage before it that cites a moved figure names it
+    in ``figures``, a moved expression in ``expressions``: the brief shows its image there."""
     head: list[dict[str, Any]] = []
     moved: list[dict[str, Any]] = []
     for p in ordered:
