@@ -15,7 +15,6 @@ import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
-from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Protocol
@@ -24,6 +23,7 @@ import numpy as np
 
 from clausewise.settings import Settings
 from clausewise.tools.ingest_tasks import IngestTasks, OfflineTasks
+from clausewise.tools.parallel import map_ordered
 from clausewise.tools.query_tasks import STOPWORDS, OfflineQueryTasks, QueryTasks, uncontracted
 
 
@@ -344,8 +344,8 @@ class CrossEncoder:
             return float(np.asarray(self._session.run(None, feeds)[0]).reshape(-1)[0])
 
         encoded = self._tokenizer.encode_batch([(query, text) for text in texts])
-        with self._lock, ThreadPoolExecutor(max_workers=_cores(), thread_name_prefix="cross-encoder") as pool:
-            return list(pool.map(score, encoded))
+        with self._lock:
+            return map_ordered(_cores(), score, encoded)
 
 
 def learned_tokens(weights: Path) -> int:
