@@ -1,5 +1,7 @@
 """follow-refs: the references of every relevant section not yet followed (2nd and 3rd order), and
-neighbours for "see above / the following table", become candidates one hop further. References are
+neighbours for "see above / the following table", become candidates one hop further; so do the clauses
+printed between two relevant sections found directly, up to ``BETWEEN_REACH`` apart (a document prints a
+topic's rules together: the ones between may not share a word with the question). References are
 resolved here, against the documents visible now (references.Resolver): a reference into a document
 ingested after the citing one leads into it."""
 
@@ -12,7 +14,7 @@ from langgraph.runtime import Runtime
 
 from clausewise.graph.state import RESET, QueryContext, QueryState
 from clausewise.keys import OBJECT_KINDS, document_of
-from clausewise.nodes.query.deps import Reader, deps_of, lineage
+from clausewise.nodes.query.deps import Reader, bare, deps_of, lineage
 from clausewise.references import (
     NOT_FOUND,
     NOT_INGESTED,
@@ -121,6 +123,11 @@ def follow_refs(state: QueryState, runtime: Runtime[QueryContext]) -> dict[str, 
                 new[target] = entry
             elif target in extracts and not extracts[target] and entry.get("focus") and target not in new:
                 new[target] = entry  # read again, now for the paragraph the reference names
+    direct = {k for k, parts in extracts.items() if parts and cands.get(k, {}).get("hop", 0) == 0}
+    if max_hops >= 1:
+        for target, key in between(read, direct):
+            if target not in cands and target not in new:
+                new[target] = {"via": "neighbour", "hop": 1, "from_key": key, "ref": "clause between relevant ones"}
     reread: dict[str, list[dict[str, Any]]] = {k: [] for k in new if k in extracts}
     update: dict[str, Any] = {
         "candidates": new,
@@ -135,6 +142,31 @@ def follow_refs(state: QueryState, runtime: Runtime[QueryContext]) -> dict[str, 
     if new:
         update["hops"] = max(state.get("hops", 0), max(e["hop"] for e in new.values()))
     return update
+
+
+BETWEEN_REACH = 5  # two relevant sections found directly this many clauses apart or nearer: those between are read
+
+
+def between(read: Reader, direct: set[str]) -> list[tuple[str, str]]:
+    """The clauses printed between two of the ``direct`` sections (relevant, found directly) of one
+    document, at most ``BETWEEN_REACH`` clauses apart in reading order (tables, figures and expressions
+    and bare headings passed over), each with the section before it."""
+    found: list[tuple[str, str]] = []
+    for key in sorted(direct):
+        walked: list[str] = []
+        other = read.section((read.section(key) or {}).get("next") or "")
+        steps = 0
+        while other is not None and steps < BETWEEN_REACH:
+            if other.get("kind") not in OBJECT_KINDS:
+                if other["key"] in direct:
+                    found += [(k, key) for k in walked]
+                    break
+                if not bare(other.get("text", ""), other.get("title")):
+                    steps += 1
+                    if other.get("kind") in ("clause", "annex"):
+                        walked.append(other["key"])
+            other = read.section(other.get("next") or "")
+    return found
 
 
 def siblings(read: Reader, section: dict[str, Any]) -> list[str]:

@@ -114,3 +114,27 @@ def test_past_the_last_hop_references_are_listed_not_followed(follow: Any) -> No
 def test_a_followed_section_is_not_followed_again(follow: Any) -> None:
     update = follow(k("4.1"), followed={k("4.1"): 1})
     assert update["candidates"] == {} and update["followed"] == {}
+
+
+def test_the_clauses_between_two_relevant_ones_found_directly_are_read(follow: Any) -> None:
+    def between(first: str, second: str, hop: int = 0) -> set[str]:
+        extract = {"text": "x", "claimed_refs": []}
+        update = follow(
+            k(first),
+            extracts={k(first): [extract], k(second): [extract]},
+            candidates={
+                k(first): {"via": "vector", "hop": 0, "from_key": None},
+                k(second): {"via": "vector", "hop": hop, "from_key": None},
+            },
+        )
+        found = {key for key, c in update["candidates"].items() if c.get("ref") == "clause between relevant ones"}
+        assert all(update["candidates"][key]["hop"] == 1 for key in found)
+        return found
+
+    # between 1.1 and 1.4.2: 1.2 and 1.4.1 come as their siblings already, 1.3 and 1.4 (its opening
+    # sentence) as clauses between them
+    assert between("1.1", "1.4.2") == {k("1.3"), k("1.4")}
+    assert between("1.4.2", "1.1") == {k("1.3"), k("1.4")}  # whichever was found first
+    assert between("4.2", "5.1") == set()  # Table 4.1 and the bare heading of section 5 are passed over
+    assert between("1.1", "5.1") == set()  # too far apart: not one topic
+    assert between("1.1", "1.4.2", hop=1) == set()  # one found by a reference does not count
