@@ -124,7 +124,7 @@ def follow_refs(state: QueryState, runtime: Runtime[QueryContext]) -> dict[str, 
             elif target in extracts and not extracts[target] and entry.get("focus") and target not in new:
                 new[target] = entry  # read again, now for the paragraph the reference names
     direct = {k for k, parts in extracts.items() if parts and cands.get(k, {}).get("hop", 0) == 0}
-    if max_hops >= 1:
+    if max_hops >= 1 and direct & done.keys():  # pairs of sections followed before were walked then
         for target, key in between(read, direct):
             if target not in cands and target not in new:
                 new[target] = {"via": "neighbour", "hop": 1, "from_key": key, "ref": "clause between relevant ones"}
