@@ -40,7 +40,8 @@ _OBJECT_REF = re.compile(
 )
 # Numbers the grammar above cannot hold: suffixes "Table A1.2(B)", chapter-hyphen "Table 2-1",
 # "Figure C-1", "2-1.1", quoted codes' "Section 1705.13". Taken only where the document has such keys.
-_WIDE_NUM = r"(?P<num>(?:[A-Z]\d?[.-]?)?\d{1,4}(?:[.-]\d{1,3}){0,4}[a-z]?(?:\([A-Z0-9]{1,2}\))?)(?![\w-])"
+# a hyphen may end a printed line ("Table 4-\n1", "paragraphs 131-\n139"); a run may take an en dash
+_WIDE_NUM = r"(?P<num>(?:[A-Z]\d?[.-]?)?\d{1,4}(?:(?:\.|-\n?|–)\d{1,3}){0,4}[a-z]?(?:\([A-Z0-9]{1,2}\))?)(?![\w-])"
 _WIDE_OBJECT_REF = re.compile(
     r"(?P<kind>Tables?|TABLES?|Figures?|FIGURES?|Fig\.|FIG\.|Expressions?|Equations?|Eqs?\.|Sections?|[Cc]lauses?"
     r"|[Pp]aragraphs?|[Ss]ubclauses?)\s*\(?" + _WIDE_NUM
@@ -417,12 +418,12 @@ def spot_references(doc: DocId, section: Section, known: Collection[str]) -> lis
     # "paragraphs 580-597" the first of a run
     paragraphs = sum(1 for k in known if split_key(k)[2].isdigit()) >= MIN_NUMBERED_PARAGRAPHS
     for m in _WIDE_OBJECT_REF.finditer(text):
-        number = m.group("num")
-        first = re.fullmatch(r"(\d{1,4})(?:-\d{1,4})?", number)
+        number = m.group("num").replace("\n", "")
+        first = re.fullmatch(r"(\d{1,4})(?:[-–]\d{1,4})?", number)
         if paragraphs and m.group("kind").lower().startswith("paragraph") and first:
             if object_key(doc, first.group(1)) in known:  # "paragraphs 580-597": each of the run
                 add(m.group(0), m.span(), object_key(doc, first.group(1)), "clause")
-                last = re.fullmatch(r"\d{1,4}-(\d{1,4})", number)
+                last = re.fullmatch(r"\d{1,4}[-–](\d{1,4})", number)
                 for code in _between(first.group(1), last.group(1)) + [last.group(1)] if last else []:
                     if object_key(doc, code) in known:
                         add(m.group(0), m.span(), object_key(doc, code), "clause", member=True)

@@ -447,6 +447,8 @@ def test_wide_numbers_resolve_where_the_document_has_them() -> None:
     assert found["Table 7.3a"] == ("table_7.3a", True)
     assert found["Table 5.1"] == ("table_5.1", True)
     assert found["Table 3-4"] == ("table_3-4", False)  # named, not in the document
+    broken = spot_references(doc, {"key": "DOD_UFC3-301-01_x", "text": "as given in Table 2-\n1 above"}, known)
+    assert [r["target"] for r in broken] == ["DOD_UFC3-301-01_table_2-1"]  # the hyphen ended a line
     quoted = spot_references(doc, {"key": "DOD_UFC3-301-01_x", "text": "per Section 1603 of the IBC"}, known)
     assert quoted == []  # not a truncated "Section 16"
 
@@ -485,6 +487,10 @@ def test_numbered_paragraphs_are_referenced_where_the_document_has_them() -> Non
         ("paragraph 46", "HSE_HSG150_46", True),
         *[("paragraphs 580-597", f"HSE_HSG150_{n}", True) for n in range(580, 598)],
     ]
+    # a run broken at the end of a printed line, and one with an en dash
+    text = "For the inspections see paragraphs 131-\n139; for the records paragraphs 612–615."
+    refs = spot_references(doc, {"key": "HSE_HSG150_167", "text": text}, known)
+    assert [r["target"] for r in refs] == [f"HSE_HSG150_{n}" for n in [*range(131, 140), *range(612, 616)]]
     code = DocId("CEN", "EN1991-1-1")
     clauses = {f"CEN_EN1991-1-1_{n}" for n in range(1, 8)}
     refs = spot_references(code, {"key": "CEN_EN1991-1-1_x", "text": "as stated in paragraph 4 above"}, clauses)
