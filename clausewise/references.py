@@ -419,12 +419,12 @@ def spot_references(doc: DocId, section: Section, known: Collection[str]) -> lis
     paragraphs = sum(1 for k in known if split_key(k)[2].isdigit()) >= MIN_NUMBERED_PARAGRAPHS
     for m in _WIDE_OBJECT_REF.finditer(text):
         number = m.group("num").replace("\n", "")
-        first = re.fullmatch(r"(\d{1,4})(?:[-–]\d{1,4})?", number)
-        if paragraphs and m.group("kind").lower().startswith("paragraph") and first:
-            if object_key(doc, first.group(1)) in known:  # "paragraphs 580-597": each of the run
-                add(m.group(0), m.span(), object_key(doc, first.group(1)), "clause")
-                last = re.fullmatch(r"\d{1,4}[-–](\d{1,4})", number)
-                for code in _between(first.group(1), last.group(1)) + [last.group(1)] if last else []:
+        run = re.fullmatch(r"(\d{1,4})(?:[-–](\d{1,4}))?", number)  # "580" or "580-597"
+        if paragraphs and m.group("kind").lower().startswith("paragraph") and run:
+            first, last = run.groups()
+            if object_key(doc, first) in known:  # "paragraphs 580-597": each of the run
+                add(m.group(0), m.span(), object_key(doc, first), "clause")
+                for code in _between(first, last) + [last] if last else []:
                     if object_key(doc, code) in known:
                         add(m.group(0), m.span(), object_key(doc, code), "clause", member=True)
             continue
