@@ -31,6 +31,7 @@ from clausewise.nodes.query import (
 )
 from clausewise.nodes.query.deps import QueryDeps
 from clausewise.stores import Stores, VectorIndex
+from clausewise.stores.base import pinned_reads
 from clausewise.system import System
 from clausewise.tools.models import Embedder
 from clausewise.tools.query_tasks import QueryTasks
@@ -111,7 +112,7 @@ def build_query_graph(
         system = System(
             stores=stores, embedder=embedder, query_tasks=tasks, vector_index=vector_index, cache_dir=cache_dir
         )
-    bind = DepsBinder(system, QueryDeps, QueryContext)
+    bind = DepsBinder(system, QueryDeps, QueryContext, scope=pinned_reads)  # a node reads one state of the store
 
     def after_review(state: QueryState, runtime: Any) -> str:
         return route_after_review(state, runtime.context or QueryContext())

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field, replace
 from typing import (
     Annotated,
@@ -197,10 +198,17 @@ class DepsBinder:
     """Gives nodes ``fn(state, runtime)`` the run's dependencies in ``runtime.context.deps``: made by
     ``make(system)`` from the system a graph was built over, or (Studio: no system) from a system
     opened on the store directory the run's context names, once per directory. A caller's context
-    is kept; none means the context's defaults."""
+    is kept; none means the context's defaults. Each node runs inside ``scope()`` (the query graph's:
+    one state of the store per node, ``pinned_reads``)."""
 
-    def __init__(self, system: Any, make: Callable[[Any], Any], context_type: Callable[[], Any]) -> None:
-        self.system, self.make, self.context_type = system, make, context_type
+    def __init__(
+        self,
+        system: Any,
+        make: Callable[[Any], Any],
+        context_type: Callable[[], Any],
+        scope: Callable[[], AbstractContextManager[Any]] = nullcontext,
+    ) -> None:
+        self.system, self.make, self.context_type, self.scope = system, make, context_type, scope
         self._made: dict[str, Any] = {}
         self._lock = threading.Lock()
 
@@ -218,7 +226,8 @@ class DepsBinder:
             ctx = runtime.context if runtime.context is not None else self.context_type()
             if ctx.deps is None:
                 ctx = replace(ctx, deps=self.deps_for(ctx))
-            return fn(state, runtime.override(context=ctx))
+            with self.scope():
+                return fn(state, runtime.override(context=ctx))
 
         run.__name__ = run.__qualname__ = getattr(fn, "__name__", "node")
         run.__doc__ = fn.__doc__

@@ -29,6 +29,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -36,6 +37,26 @@ import numpy as np
 
 from clausewise.keys import document_of, is_safe_key
 from clausewise.kv import remove_kv_sources
+
+_PINNED: ContextVar[dict[tuple[int, str], Any] | None] = ContextVar("clausewise_pinned_reads", default=None)
+
+
+@contextmanager
+def pinned_reads() -> Iterator[None]:
+    """Within the block (and the threads it starts with its context), each document's manifest and
+    the kv table are read from the store once and then remembered: the block reads one state of the
+    store, not one per lookup (a query node looks up sections a thousand times; on a bucket each
+    lookup was a request). A reader that finds the generation it resolved gone reads the manifest
+    again (``fresh``). Inside a block already pinned, the outer pin holds."""
+    if _PINNED.get() is not None:
+        yield
+        return
+    token = _PINNED.set({})
+    try:
+        yield
+    finally:
+        _PINNED.reset(token)
+
 
 DOC_TABLES = ("sections", "references", "precedence", "formulae", "objects", "chunks")  # one JSON file each
 
@@ -221,11 +242,24 @@ class Stores:
     def __init__(self, blobs: Blobs):
         self.blobs = blobs
         self._doc_cache: dict[tuple[str, str, str], Any] = {}
+        self._shared_cache: dict[Any, tuple[str | None, Any]] = {}  # path or ("kv", hidden) -> (ETag read, value)
 
     # ---- shared stores (compare-and-swap) ----
     def read_json(self, path: str, default: Any) -> Any:
         got = self.blobs.read(path)
         return default if got is None else _loads(got[0], path)
+
+    def _read_shared(self, path: str, default: Any) -> tuple[str | None, Any]:
+        """A shared JSON file and its ETag, parsed again only when the ETag changes (for readers that
+        do not change it: the master list and the kv table are read at every lookup of terms)."""
+        got = self.blobs.read(path)
+        if got is None:
+            return None, default
+        cached = self._shared_cache.get(path)
+        if cached is None or cached[0] != got[1]:
+            cached = (got[1], _loads(got[0], path))
+            self._shared_cache[path] = cached
+        return cached
 
     def update_json(self, path: str, default: Any, change: Callable[[Any], Any]) -> Any:
         """Read-modify-write with compare-and-swap; retried on a lost race, so nothing is lost."""
@@ -270,20 +304,44 @@ class Stores:
         self.update_documents(mark)
 
     def kv(self) -> dict[str, Any]:
-        """Terms, less those of a document whose ingest did not reach its manifest."""
-        kv: dict[str, Any] = self.read_json("kv.json", {})
-        hidden = [k for k, e in self.documents().items() if e.get("status") == "incomplete"]
-        for doc_key in hidden:
-            kv = remove_kv_sources(kv, doc_key)
+        """Terms, less those of a document whose ingest did not reach its manifest (read once within
+        :func:`pinned_reads`; not to be changed by the caller)."""
+        pins = _PINNED.get()
+        if pins is not None and (id(self), "kv.json") in pins:
+            return pins[(id(self), "kv.json")]  # type: ignore[no-any-return]
+        hidden = tuple(
+            key
+            for key, entry in self._read_shared("documents.json", {})[1].items()
+            if entry.get("status") == "incomplete" or (entry.get("status") == "ingested" and self.manifest(key) is None)
+        )  # as documents() marks them
+        etag, kv = self._read_shared("kv.json", {})
+        cached = self._shared_cache.get(("kv", hidden))
+        if cached is not None and cached[0] == etag:
+            kv = cached[1]
+        else:
+            for doc_key in hidden:
+                kv = remove_kv_sources(kv, doc_key)
+            self._shared_cache[("kv", hidden)] = (etag, kv)
+        if pins is not None:
+            pins[(id(self), "kv.json")] = kv
         return kv
 
     def update_kv(self, change: Callable[[dict[str, Any]], dict[str, Any]]) -> dict[str, Any]:
         return self.update_json("kv.json", {}, change)
 
     # ---- per-document stores ----
-    def manifest(self, doc_key: str) -> dict[str, Any] | None:
-        got = self.blobs.read(f"docs/{doc_key}/manifest.json")
-        return None if got is None else _loads(got[0], f"docs/{doc_key}/manifest.json")
+    def manifest(self, doc_key: str, fresh: bool = False) -> dict[str, Any] | None:
+        """The document's manifest (None: not visible); within :func:`pinned_reads` read once, unless
+        ``fresh`` (which reads it again and remembers that); not to be changed by the caller."""
+        path = f"docs/{doc_key}/manifest.json"
+        pins = _PINNED.get()
+        if pins is not None and not fresh and (id(self), path) in pins:
+            return pins[(id(self), path)]  # type: ignore[no-any-return]
+        got = self.blobs.read(path)
+        manifest = None if got is None else _loads(got[0], path)
+        if pins is not None:
+            pins[(id(self), path)] = manifest
+        return manifest
 
     def visible_documents(self) -> dict[str, dict[str, Any]]:
         """doc key -> manifest, for every document whose manifest is written.
@@ -293,7 +351,7 @@ class Stores:
         manifest has its entry; a document deleted or overwritten meanwhile is seen in its old or its
         new state."""
         out = {}
-        for doc_key, entry in self.read_json("documents.json", {}).items():
+        for doc_key, entry in self._read_shared("documents.json", {})[1].items():
             if entry.get("status") != "ingested" or not is_safe_key(doc_key):
                 continue
             manifest = self.manifest(doc_key)
@@ -329,8 +387,8 @@ class Stores:
     def doc_table(self, doc_key: str, table: str) -> dict[str, Any]:
         """One table of the visible generation. A re-ingest may publish (and remove the generation a
         reader just resolved) between the reader's two reads: the reader then resolves again."""
-        for _ in range(5):
-            manifest = self.manifest(doc_key)
+        for attempt in range(5):
+            manifest = self.manifest(doc_key, fresh=attempt > 0)
             if manifest is None:
                 return {}
             cache_key = (doc_key, manifest["generation"], table)
@@ -338,7 +396,7 @@ class Stores:
                 return self._doc_cache[cache_key]  # type: ignore[no-any-return]
             path = f"docs/{doc_key}/{manifest['generation']}/{table}.json"
             got = self.blobs.read(path)
-            if got is None and self.manifest(doc_key) != manifest:
+            if got is None and self.manifest(doc_key, fresh=True) != manifest:
                 continue  # overtaken by a newer generation: read that one
             for stale in [k for k in self._doc_cache if k[0] == doc_key and k[1] != manifest["generation"]]:
                 self._doc_cache.pop(stale, None)  # a replaced generation is never read again
@@ -348,13 +406,17 @@ class Stores:
 
     def doc_vectors(self, doc_key: str, generation: str | None = None) -> np.ndarray | None:
         """The vectors of the visible generation (or of ``generation``); None when absent."""
-        if generation is None:
-            manifest = self.manifest(doc_key)
+        if generation is not None:
+            got = self.blobs.read(f"docs/{doc_key}/{generation}/vectors.npy")
+            return None if got is None else load_npy(io.BytesIO(got[0]))
+        for fresh in (False, True):  # a remembered generation may have been replaced meanwhile
+            manifest = self.manifest(doc_key, fresh=fresh)
             if manifest is None:
                 return None
-            generation = manifest["generation"]
-        got = self.blobs.read(f"docs/{doc_key}/{generation}/vectors.npy")
-        return None if got is None else load_npy(io.BytesIO(got[0]))
+            got = self.blobs.read(f"docs/{doc_key}/{manifest['generation']}/vectors.npy")
+            if got is not None:
+                return load_npy(io.BytesIO(got[0]))
+        return None
 
     def token_vectors(self, keys: list[str]) -> dict[str, np.ndarray]:
         """The soft match's token vectors that ingest kept for these sections, by digest (see
@@ -427,7 +489,7 @@ class Stores:
             return self._delete_document(doc_key)
 
     def _delete_document(self, doc_key: str) -> bool:
-        existed = self.manifest(doc_key) is not None
+        existed = self.manifest(doc_key, fresh=True) is not None
         self.blobs.delete(f"docs/{doc_key}/manifest.json")
         for generation in self._generations(doc_key):
             self.blobs.delete_prefix(f"docs/{doc_key}/{generation}/")
@@ -454,7 +516,7 @@ class Stores:
     def garbage_collect(self, doc_key: str) -> None:
         """Remove generations that no manifest points to (left by a killed ingest). Call it holding
         :meth:`document_lock`: unguarded, it would remove a generation another ingest is writing."""
-        manifest = self.manifest(doc_key)
+        manifest = self.manifest(doc_key, fresh=True)  # writers never act on a remembered manifest
         keep = manifest["generation"] if manifest else None
         for generation in self._generations(doc_key) - {keep}:
             self.blobs.delete_prefix(f"docs/{doc_key}/{generation}/")
@@ -504,7 +566,7 @@ class GenerationWriter:
         return self._put(f"objects/{key}.png", png)
 
     def publish(self, manifest: dict[str, Any]) -> None:
-        old = self.stores.manifest(self.doc_key)
+        old = self.stores.manifest(self.doc_key, fresh=True)
         self.stores.list_as_ingested(self.doc_key)  # readers find manifests through the master list
         self.stores.blobs.write(
             f"docs/{self.doc_key}/manifest.json",
