@@ -309,11 +309,7 @@ class Stores:
         pins = _PINNED.get()
         if pins is not None and (id(self), "kv.json") in pins:
             return pins[(id(self), "kv.json")]  # type: ignore[no-any-return]
-        hidden = tuple(
-            key
-            for key, entry in self._read_shared("documents.json", {})[1].items()
-            if entry.get("status") == "incomplete" or (entry.get("status") == "ingested" and self.manifest(key) is None)
-        )  # as documents() marks them
+        hidden = tuple(k for k, e in self.documents().items() if e.get("status") == "incomplete")
         etag, kv = self._read_shared("kv.json", {})
         cached = self._shared_cache.get(("kv", hidden))
         if cached is not None and cached[0] == etag:
