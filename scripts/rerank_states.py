@@ -117,7 +117,7 @@ def score(path: Path, store: str | None, settings: list[str], misses: bool, as_j
     Console().print(table)
 
 
-def train(paths: list[Path], out: Path, folds: int, by_document: bool = False) -> None:
+def train(paths: list[Path], out: Path, folds: int, by_document: bool = False, trees: int = 600) -> None:
     try:
         import lightgbm
         import onnxmltools
@@ -157,7 +157,7 @@ def train(paths: list[Path], out: Path, folds: int, by_document: bool = False) -
 
     def fit(chosen: list[dict[str, Any]]) -> Any:
         model = lightgbm.LGBMRanker(
-            n_estimators=300,
+            n_estimators=trees,
             learning_rate=0.05,
             num_leaves=15,
             min_child_samples=50,
@@ -352,6 +352,7 @@ def main() -> None:
     held.add_argument(
         "--by-document", action="store_true", help="first measure it on each document, learned from the others'"
     )
+    tr.add_argument("--trees", type=int, default=600, help="how many boosted trees it learns (300 until stop 75)")
     cr = sub.add_parser("cross")
     cr.add_argument("states", type=Path, nargs="+")
     cr.add_argument("--out", type=Path, required=True)
@@ -364,7 +365,7 @@ def main() -> None:
     elif args.command == "cross":
         cross(args.states, args.out, args.skip, args.layers, args.tokens)
     elif args.command == "train":
-        train(args.states, args.out, args.folds, args.by_document)
+        train(args.states, args.out, args.folds, args.by_document, args.trees)
     else:
         score(args.states, args.store, args.set, args.misses, args.json)
 
