@@ -195,14 +195,14 @@ def train(paths: list[Path], out: Path, folds: int, by_document: bool = False, t
             title=f"the learned order on {'documents' if by_document else 'question files'} it did not learn from"
             f" ({folds} groups)",
         )
-        total = Counter()
+        total: Counter[str] = Counter()
         with tempfile.TemporaryDirectory() as tmp:
             for k in range(folds):
                 held = set(groups[k::folds])
                 model_path = Path(tmp) / f"fold{k}.onnx"
                 model_path.write_bytes(fit([r for r in rows if r["group"] not in held]).SerializeToString())
                 collect_passages.RANKER = model_path
-                count = Counter()
+                count: Counter[str] = Counter()
                 for r in (r for r in rows if r["group"] in held):
                     passages = collect_passages.collect_passages(r["entry"]["state"], r["runtime"])["passages"]
                     got = score_answer(r["entry"]["question"], {"passages": passages})
