@@ -53,6 +53,7 @@ from clausewise.system import System  # noqa: E402
 PROGRESS = Console(stderr=True)  # the progress bars, apart from what is printed
 KEPT = ("question", "search_question", "sub_questions", "candidates", "extracts", "named")
 CROSS_TOP = 20  # the passages of each saved answer the cross-encoder learns from (cross)
+TREES = 600  # the learned ranker's boosted trees (train; 300 until stop 75)
 COLUMNS = {  # score_answer's counts, as headed
     "essential_at_5": "first 5",
     "essential_at_10": "first 10",
@@ -117,7 +118,7 @@ def score(path: Path, store: str | None, settings: list[str], misses: bool, as_j
     Console().print(table)
 
 
-def train(paths: list[Path], out: Path, folds: int, by_document: bool = False, trees: int = 600) -> None:
+def train(paths: list[Path], out: Path, folds: int, by_document: bool = False, trees: int = TREES) -> None:
     try:
         import lightgbm
         import onnxmltools
@@ -352,7 +353,7 @@ def main() -> None:
     held.add_argument(
         "--by-document", action="store_true", help="first measure it on each document, learned from the others'"
     )
-    tr.add_argument("--trees", type=int, default=600, help="how many boosted trees it learns (300 until stop 75)")
+    tr.add_argument("--trees", type=int, default=TREES, help="how many boosted trees it learns")
     cr = sub.add_parser("cross")
     cr.add_argument("states", type=Path, nargs="+")
     cr.add_argument("--out", type=Path, required=True)
