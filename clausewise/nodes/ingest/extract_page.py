@@ -37,13 +37,13 @@ _NUM = (
 # A change mark: "\4\ ... /4/" brackets what a numbered change of a document altered (US DoD criteria mark
 # their changes so). Headings and captions are recognised without them; the text keeps them.
 CHANGE_MARK = re.compile(r"(?<!\S)(?:\\\d{1,2}\\|/\d{1,2}/)(?!\S)\s*")
-# A scan's text layer may put an amendment mark before the caption ("~Table 7.4b") and read its
-# separator twice ("Table A.II .. Stored products").
+# A scan's text layer may put an amendment mark before the caption ("~Table 7.4b", or the mark read as a
+# list's number: "15) Table 7.3b -") and read its separator twice ("Table A.II .. Stored products").
 # One caption may name several parts of an object, or several objects drawn together ("Figure 12a and b",
 # "Figures 3 and 4", "Table 2.1a, b"): the object is keyed by the first; the others are not its title,
 # which names the drawing in words.
 CAPTION = re.compile(
-    r"^\s*(?:~\s*)?(?P<kind>Tables?|TABLES?|Figures?|FIGURES?|Figs?\.|FIGS?\.?)\s*(?P<number>" + _NUM + r")"
+    r"^\s*(?:~\s*|\d{1,2}\)\s*)?(?P<kind>Tables?|TABLES?|Figures?|FIGURES?|Figs?\.|FIGS?\.?)\s*(?P<number>" + _NUM + r")"
     r"(?P<more>(?:\s?(?:,|and|&)\s?(?:" + _NUM + r"|\(?[a-z]\)?)(?![\w.]))*)\s*"
     r"(?:(?P<sep>[:\-\u2013\u2014\u2022\u00b7.|](?:\s?[\-\u2013.])?|\s(?=[A-Z(\[]))\s*(?P<title>.*?))?\s*$"
 )

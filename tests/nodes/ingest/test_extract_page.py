@@ -192,6 +192,7 @@ def test_crop_contains_the_whole_drawn_object(
         ("Table A.II .. Stored products - solid fuels", ("table", "A.11", "Stored products - solid fuels")),
         ("~Table 7.4b - Recommended values", ("table", "7.4b", "Recommended values")),
         ("~ Table 7.5 - Recommended values", ("table", "7.5", "Recommended values")),  # the mark set apart
+        ("15) Table 7.3b - Recommended values", ("table", "7.3b", "Recommended values")),  # the mark read as "15)"
     ],
 )
 def test_parse_caption(text: str, expected: tuple[str, str, str]) -> None:
@@ -445,6 +446,36 @@ def test_a_caption_wrapped_into_the_tables_first_row_is_the_captions(tmp_path: P
     assert table["title"].endswith("component for different types of bridge decks for road and rail bridges")
     assert "for different types" not in table["body"]
     assert table["body"].startswith("| Type of deck |") and "| Steel deck |" in table["body"]
+
+
+def test_a_caption_after_an_amendment_mark_read_as_a_number_starts_its_own_table(tmp_path: Path) -> None:
+    """Two ruled tables one under the other, the second's caption opening with a scan's amendment mark
+    read as "15)": the mark is no list item's number, the caption is the second table's, and its rows
+    are not the first table's. Before, the caption was read as a row of the first table, so the second
+    table had no section of its own and its values were cited as the first's."""
+    doc = pymupdf.open()
+    page = doc.new_page(width=595, height=842)
+    page.insert_text((60, 80), "Table 7.3a - Recommended values of pressure coefficients for upwind faces", fontsize=9)
+    page.draw_rect(pymupdf.Rect(55, 88, 545, 170), color=(0, 0, 0), width=0.6)
+    first = [("Pitch", "Zone F", "Zone G", "Zone H"), ("5", "-1,7", "-1,2", "-0,6"), ("15", "-0,9", "-0,8", "-0,3")]
+    for i, row in enumerate(first):
+        for x, cell in zip((60, 200, 320, 440), row, strict=True):
+            page.insert_text((x, 105 + 16 * i), cell, fontsize=8)
+    page.insert_text((60, 200), "15) Table 7.3b - Recommended values of pressure coefficients for side faces", fontsize=9)
+    page.draw_rect(pymupdf.Rect(55, 208, 545, 290), color=(0, 0, 0), width=0.6)
+    second = [("Pitch", "Zone Fup", "Zone Flow", "Zone I"), ("5", "-2,1", "-2,1", "-0,6"), ("30", "-1,5", "-1,5", "-0,5")]
+    for i, row in enumerate(second):
+        for x, cell in zip((60, 200, 320, 440), row, strict=True):
+            page.insert_text((x, 225 + 16 * i), cell, fontsize=8)
+    path = tmp_path / "marked_caption.pdf"
+    doc.save(path)
+    with pymupdf.open(path) as pdf:
+        result = extract_page(pdf, 0, crop=False)
+    tables = {o["number"]: o for o in result["objects"] if o["kind"] == "table"}
+    assert sorted(tables) == ["7.3a", "7.3b"]
+    assert tables["7.3b"]["title"] == "Recommended values of pressure coefficients for side faces"
+    assert "Zone Fup" in tables["7.3b"]["body"] and "Zone Fup" not in tables["7.3a"]["body"]
+    assert "Table 7.3b" not in tables["7.3a"]["body"]
 
 
 def _titles_and_lines(doc: pymupdf.Document, path: Path) -> tuple[dict[str, str], list[str]]:
