@@ -43,7 +43,8 @@ CHANGE_MARK = re.compile(r"(?<!\S)(?:\\\d{1,2}\\|/\d{1,2}/)(?!\S)\s*")
 # "Figures 3 and 4", "Table 2.1a, b"): the object is keyed by the first; the others are not its title,
 # which names the drawing in words.
 CAPTION = re.compile(
-    r"^\s*(?:~\s*|\d{1,2}\)\s*)?(?P<kind>Tables?|TABLES?|Figures?|FIGURES?|Figs?\.|FIGS?\.?)\s*(?P<number>" + _NUM + r")"
+    r"^\s*(?:~\s*|\d{1,2}\)\s*)?(?P<kind>Tables?|TABLES?|Figures?|FIGURES?|Figs?\.|FIGS?\.?)\s*"
+    r"(?P<number>" + _NUM + r")"
     r"(?P<more>(?:\s?(?:,|and|&)\s?(?:" + _NUM + r"|\(?[a-z]\)?)(?![\w.]))*)\s*"
     r"(?:(?P<sep>[:\-\u2013\u2014\u2022\u00b7.|](?:\s?[\-\u2013.])?|\s(?=[A-Z(\[]))\s*(?P<title>.*?))?\s*$"
 )
