@@ -208,6 +208,7 @@ def test_parse_caption(text: str, expected: tuple[str, str, str]) -> None:
         "The Table 4.1 values",
         "Table 12.3.4.5.6 Too deep",
         "Table 2-1 Wind loads .... 14",
+        "3) Table 5.2 gives the values for sheltered sites",  # a list's item that names a table
     ],
 )
 def test_parse_caption_rejects_running_text(text: str) -> None:
