@@ -342,6 +342,13 @@ def two_column_pdf(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return write_two_column(tmp_path_factory.mktemp("layouts") / "two_column.pdf")
 
 
+def _write_rows(page: pymupdf.Page, rows: list[tuple[str, ...]], xs: tuple[int, ...], top: int) -> None:
+    """A table's rows set on ``page``: each cell at its column's x, one row every 16 points from ``top``."""
+    for i, row in enumerate(rows):
+        for x, cell in zip(xs, row, strict=True):
+            page.insert_text((x, top + 16 * i), cell, fontsize=8)
+
+
 def test_two_columns_above_a_full_width_table_are_read_column_by_column(tmp_path: Path) -> None:
     """Two columns of clauses over a table as wide as the page (a row of four cells, as two-column codes
     print them): the table's short cells on both sides of the gutter do not hide the columns, and a
@@ -375,11 +382,8 @@ def test_two_columns_above_a_full_width_table_are_read_column_by_column(tmp_path
     for i, text in enumerate(right):
         page.insert_text((310, 80 + 14 * i), text, fontsize=8.6)
     page.insert_text((150, 220), "TABLE 1 IMPOSED FLOOR LOADS FOR DIFFERENT OCCUPANCIES", fontsize=9)
-    for i, row in enumerate(
-        [("Sl No.", "Occupancy", "Uniform load", "Point load"), ("i)", "Residential", "2.0", "1.8")]
-    ):
-        for x, cell in zip((60, 120, 300, 460), row, strict=True):
-            page.insert_text((x, 245 + 16 * i), cell, fontsize=8)
+    rows = [("Sl No.", "Occupancy", "Uniform load", "Point load"), ("i)", "Residential", "2.0", "1.8")]
+    _write_rows(page, rows, (60, 120, 300, 460), 245)
     path = tmp_path / "two_columns_table.pdf"
     doc.save(path)
     with pymupdf.open(path) as pdf:
@@ -409,9 +413,7 @@ def test_a_framed_table_owns_its_cells_beyond_its_caption(tmp_path: Path) -> Non
     page.draw_rect(pymupdf.Rect(55, 220, 545, 300), color=(0, 0, 0), width=0.6)
     rows = [("Sl No.", "Occupancy", "Uniform load", "Point load"), ("(1)", "(2)", "(3)", "(4)")]
     rows += [("i)", "Residential buildings", "2.0", "1.8"), ("ii)", "Office buildings", "2.5", "2.7")]
-    for i, row in enumerate(rows):
-        for x, cell in zip((60, 120, 300, 480), row, strict=True):
-            page.insert_text((x, 230 + 16 * i), cell, fontsize=8)
+    _write_rows(page, rows, (60, 120, 300, 480), 230)
     path = tmp_path / "framed_table.pdf"
     doc.save(path)
     with pymupdf.open(path) as pdf:
@@ -436,9 +438,7 @@ def test_a_caption_wrapped_into_the_tables_first_row_is_the_captions(tmp_path: P
     page.insert_text((170, 150), "for different types of bridge decks for road and rail bridges", fontsize=9)
     rows = [("Type of deck", "Top warmer than bottom", "Bottom warmer than top")]
     rows += [("Steel deck", "18", "13"), ("Composite deck", "15", "18"), ("Concrete slab", "15", "8")]
-    for i, row in enumerate(rows):
-        for x, cell in zip((60, 250, 420), row, strict=True):
-            page.insert_text((x, 170 + 16 * i), cell, fontsize=8)
+    _write_rows(page, rows, (60, 250, 420), 170)
     path = tmp_path / "wrapped_caption.pdf"
     doc.save(path)
     with pymupdf.open(path) as pdf:
@@ -459,17 +459,13 @@ def test_a_caption_after_an_amendment_mark_read_as_a_number_starts_its_own_table
     page.insert_text((60, 80), "Table 7.3a - Recommended values of pressure coefficients for upwind faces", fontsize=9)
     page.draw_rect(pymupdf.Rect(55, 88, 545, 170), color=(0, 0, 0), width=0.6)
     first = [("Pitch", "Zone F", "Zone G", "Zone H"), ("5", "-1,7", "-1,2", "-0,6"), ("15", "-0,9", "-0,8", "-0,3")]
-    for i, row in enumerate(first):
-        for x, cell in zip((60, 200, 320, 440), row, strict=True):
-            page.insert_text((x, 105 + 16 * i), cell, fontsize=8)
+    _write_rows(page, first, (60, 200, 320, 440), 105)
     caption = "15) Table 7.3b - Recommended values of pressure coefficients for side faces"
     page.insert_text((60, 200), caption, fontsize=9)
     page.draw_rect(pymupdf.Rect(55, 208, 545, 290), color=(0, 0, 0), width=0.6)
     second = [("Pitch", "Zone Fup", "Zone Flow", "Zone I"), ("5", "-2,1", "-2,1", "-0,6")]
     second += [("30", "-1,5", "-1,5", "-0,5")]
-    for i, row in enumerate(second):
-        for x, cell in zip((60, 200, 320, 440), row, strict=True):
-            page.insert_text((x, 225 + 16 * i), cell, fontsize=8)
+    _write_rows(page, second, (60, 200, 320, 440), 225)
     path = tmp_path / "marked_caption.pdf"
     doc.save(path)
     with pymupdf.open(path) as pdf:
