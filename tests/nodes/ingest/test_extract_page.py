@@ -4,6 +4,7 @@ captions, cropped images, rebuilt table rows, running header and footer removed.
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -342,7 +343,7 @@ def two_column_pdf(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return write_two_column(tmp_path_factory.mktemp("layouts") / "two_column.pdf")
 
 
-def _write_rows(page: pymupdf.Page, rows: list[tuple[str, ...]], xs: tuple[int, ...], top: int) -> None:
+def _write_rows(page: pymupdf.Page, rows: Sequence[Sequence[str]], xs: Sequence[int], top: int) -> None:
     """A table's rows set on ``page``: each cell at its column's x, one row every 16 points from ``top``."""
     for i, row in enumerate(rows):
         for x, cell in zip(xs, row, strict=True):
