@@ -48,6 +48,10 @@ CAPTION = re.compile(
     r"(?P<more>(?:\s?(?:,|and|&)\s?(?:" + _NUM + r"|\(?[a-z]\)?)(?![\w.]))*)\s*"
     r"(?:(?P<sep>[:\-\u2013\u2014\u2022\u00b7.|](?:\s?[\-\u2013.])?|\s(?=[A-Z(\[]))\s*(?P<title>.*?))?\s*$"
 )
+# A scan's closing amendment mark read onto the end of a caption's title, often from the line it wrapped
+# onto: "... for flat roofs <51", "... roofs ®J", "(§]", "@1]", "~", "011" (for "@1]"). A bracketed word
+# or symbol that closes ("(B)", "(Qc)") is no mark.
+_MARK_TAIL = re.compile(r"\s+(?:~|[®@]\S{0,3}|[<(\[][\dA-Z§]{1,2}[\]>J]?|0\d\d)\s*$")
 _NUMBER_OK = re.compile(
     r"(?:(?:[A-Z]\d?[.\-]|[ce]\.)?\d{1,2}(?:\.\d{1,2}){0,3}|\d{3,4}\.\d{1,2}(?:\.\d{1,2})?|[A-Z]\.?\d{1,2}|(?:[A-Z]-)?\d{1,2}-\d{1,3}(?:\.\d{1,2}){0,2}"
     r"|[A-Z]\d\.\d{1,2}(?:\.\d{1,2})?|\d{1,2}(?:\.\d{1,2}){1,2}-\d{1,2})[a-z]?(?:\([A-Za-z0-9]{1,2}\))?(?:-[a-z])?"
@@ -1280,7 +1284,7 @@ def read_page(doc: pymupdf.Document, pno: int, *, crop: bool = True) -> dict[str
             {
                 "kind": kind,
                 "number": number,
-                "title": title,
+                "title": _MARK_TAIL.sub("", title),
                 "caption": cap["text"],
                 "caption_bbox": cap["bbox"],
                 "bbox": [round(v, 1) for v in region],

@@ -478,6 +478,32 @@ def test_a_caption_after_an_amendment_mark_read_as_a_number_starts_its_own_table
     assert "Table 7.3b" not in tables["7.3a"]["body"]
 
 
+def test_a_closing_amendment_mark_is_no_part_of_a_captions_title(tmp_path: Path) -> None:
+    """A scan reads the mark that closes an amended caption as "@1]", "<51" or "(§]" at the end of its line:
+    the table's title ends with its last word; its caption line keeps what the page prints. A bracket
+    that closes a symbol ("(Qc)") stays in the title. Before, the mark was cited as part of the title."""
+    doc = pymupdf.open()
+    page = doc.new_page(width=595, height=842)
+    captions = [
+        ("7.2", "Recommended values of external pressure coefficients for flat roofs <51"),
+        ("7.5", "Recommended values of external pressure coefficients for hipped roofs @1]"),
+        ("4.1", "Representation of construction loads (Qc)"),
+    ]
+    for i, (number, title) in enumerate(captions):
+        top = 80 + 200 * i
+        page.insert_text((60, top), f"Table {number} - {title}", fontsize=9)
+        page.draw_rect(pymupdf.Rect(55, top + 8, 545, top + 90), color=(0, 0, 0), width=0.6)
+        _write_rows(page, [("Zone", "F", "G"), ("cpe,10", "-1,8", "-1,2")], (60, 250, 420), top + 25)
+    path = tmp_path / "closing_marks.pdf"
+    doc.save(path)
+    with pymupdf.open(path) as pdf:
+        tables = {o["number"]: o for o in extract_page(pdf, 0, crop=False)["objects"] if o["kind"] == "table"}
+    assert tables["7.2"]["title"] == "Recommended values of external pressure coefficients for flat roofs"
+    assert tables["7.5"]["title"] == "Recommended values of external pressure coefficients for hipped roofs"
+    assert tables["4.1"]["title"] == "Representation of construction loads (Qc)"
+    assert tables["7.5"]["caption"].endswith("hipped roofs @1]")
+
+
 def _titles_and_lines(doc: pymupdf.Document, path: Path) -> tuple[dict[str, str], list[str]]:
     """The page saved to ``path`` and read: its objects' titles by number, and its text lines."""
     doc.save(path)
