@@ -72,10 +72,10 @@ def visual_lines(page: pymupdf.Page) -> list[tuple[str, list[float], bool]]:
                 sizes += [size] * len(text)
                 pieces.append((text, list(line["bbox"]), bold, size))
     body = sorted(sizes)[len(sizes) // 2] if sizes else 0
-    pieces = [(t, b, bold or size > body + 0.9) for t, b, bold, size in pieces]
-    pieces.sort(key=lambda p: (round(p[1][1] / 3), p[1][0]))
+    marked = [(t, b, bool(bold or size > body + 0.9)) for t, b, bold, size in pieces]
+    marked.sort(key=lambda p: (round(p[1][1] / 3), p[1][0]))
     out: list[tuple[str, list[float], bool]] = []
-    for text, box, bold in pieces:
+    for text, box, bold in marked:
         if out:
             ptext, pbox, pbold = out[-1]
             same_row = abs(pbox[1] - box[1]) < 3 and abs(pbox[3] - box[3]) < 3
@@ -241,23 +241,24 @@ def evaluate(pdf: Path, seed: int, cache: Path | None, verbose: bool) -> dict[st
     sample_h = rng.sample(heads, min(10, len(heads)))
     results = []
     for num, (page, title) in sample_h:
-        e = by_code.get(num)
-        if e is None and num[:1] in OCR_LETTERS:  # a scan's "8.9.3" in Annex B is B.9.3
-            e = by_code.get(OCR_LETTERS[num[0]] + num[1:])
-        found = e is not None and e["kind"] in ("clause", "annex")
-        ok_page = found and e["pages"][0] == page  # type: ignore[index]
-        ok_words = found and _words_in(title, e["title"] + " " + e["text"])  # type: ignore[operator,index]
-        results.append(("clause", num, page, found, ok_page, ok_words))
+        hit = by_code.get(num)
+        if hit is None and num[:1] in OCR_LETTERS:  # a scan's "8.9.3" in Annex B is B.9.3
+            hit = by_code.get(OCR_LETTERS[num[0]] + num[1:])
+        if hit is None or hit["kind"] not in ("clause", "annex"):
+            results.append(("clause", num, page, False, False, False))
+        else:
+            words = _words_in(title, hit["title"] + " " + hit["text"])
+            results.append(("clause", num, page, True, hit["pages"][0] == page, words))
     for kind in ("table", "figure"):
         caps = sorted(((n, v) for (k, n), v in inv["captions"].items() if k == kind), key=lambda kv: (kv[1][0], kv[0]))
         for num, (page, title) in rng.sample(caps, min(3, len(caps))):
-            e = objects_flat.get((kind, _flat(num)))
-            if e is None and num[:1] in OCR_LETTERS:  # a scan's "Table 81" is Table B1
-                e = objects_flat.get((kind, _flat(OCR_LETTERS[num[0]] + num[1:])))
-            found = e is not None
-            ok_page = found and e["pages"][0] == page  # type: ignore[index]
-            ok_words = found and _words_in(title, e["text"])  # type: ignore[index]
-            results.append((kind, num, page, found, ok_page, ok_words))
+            obj = objects_flat.get((kind, _flat(num)))
+            if obj is None and num[:1] in OCR_LETTERS:  # a scan's "Table 81" is Table B1
+                obj = objects_flat.get((kind, _flat(OCR_LETTERS[num[0]] + num[1:])))
+            if obj is None:
+                results.append((kind, num, page, False, False, False))
+            else:
+                results.append((kind, num, page, True, obj["pages"][0] == page, _words_in(title, obj["text"])))
 
     # every heading and caption the regexes found, not only the sample: found on its page
     def heading_ok(num: str, page: int) -> bool:
@@ -290,8 +291,8 @@ def evaluate(pdf: Path, seed: int, cache: Path | None, verbose: bool) -> dict[st
     if verbose:
         for r in results:
             if not (r[3] and r[4] and r[5]):
-                e = by_code.get(r[1]) if r[0] == "clause" else objects_flat.get((r[0], _flat(r[1])))
-                where = f"entry pages {e['pages'][:3]} title {e['title'][:40]!r}" if e else "no entry"
+                near = by_code.get(r[1]) if r[0] == "clause" else objects_flat.get((r[0], _flat(r[1])))
+                where = f"entry pages {near['pages'][:3]} title {near['title'][:40]!r}" if near else "no entry"
                 print(
                     f"  miss {pdf.name}: {r[0]} {r[1]} p{r[2]} found={r[3]} page={r[4]} words={r[5]} ({where})",
                     file=sys.stderr,
