@@ -109,8 +109,6 @@ ASPECT_POOL = 30  # the passages next in score order a place is filled from
 TWIN_SHARE = 0.9  # a passage whose word sequence another one repeats this far is its twin (the same rule twice)
 TWIN_MIN_WORDS = 20  # ... where the shorter has at least this many words: a line of boilerplate is no rule
 TWIN_PAGES = 3  # a twin is read in the chapter where more of the key passages are printed, this many pages either side
-NEAREST_KEPT = 25  # the vector search's nearest sections are kept even when no paragraph has the question's words
-NEAREST_EACH = 20  # ... and those this near the question or one sub-question (a part asked in other words)
 WHOLE_SECTION_CHARS = 2000  # a section this short is quoted whole: one clause, read as one
 BRIDGE_CHARS = 300  # a gap this short between two extracts (a NOTE, a line) is quoted with them
 LEAD_REACH = 1500  # a list's item this near the sentence that opens it is quoted with the items between
@@ -153,14 +151,16 @@ def gather(deps: QueryDeps, state: QueryState, read: Reader) -> tuple[list[dict[
     cands = state.get("candidates") or {}
     read_parts = state.get("extracts") or {}
     extracts = {key: parts for key, parts in read_parts.items() if parts}
-    # The search's nearest sections are kept though no paragraph of theirs has the question's words: the
-    # vector matched what they say ("inspect the excavation" for "check the trench"). The term rules'
-    # threshold dropped them; a model reads the meaning, and what it drops stays dropped. Beside what
-    # relevance found only: when nothing bears on the question, the nearest sections are still nearest.
+    # The sections the search found are kept though no paragraph of theirs has the question's words: the
+    # vector matched what they say ("inspect the excavation" for "check the trench"), or a relevant one
+    # cites them or stands beside them ("use a substitute substance" beside "poorly ventilated"). The term
+    # rules' threshold dropped them; they go to the back of the answer unless their signals say more (a
+    # missing rule is worse than a passage more). A model reads the meaning, and what it drops stays
+    # dropped. Beside what relevance found only: when nothing bears on the question, nothing is kept.
     unworded = extracts and deps.tasks.name == OfflineQueryTasks.name
     hits = query_hits(deps, state, list(dict.fromkeys([*extracts, *(found_directly(cands) if unworded else [])])))
     if unworded:
-        for key in unworded_nearest(cands, read_parts, [{k: hit.score for k, hit in h.items()} for h in hits]):
+        for key in (k for k in cands if k in read_parts and not read_parts[k]):
             section = read.section(key)
             if section is not None and not bare(section["text"], section.get("title")):  # a heading says nothing
                 extracts[key] = []
@@ -203,20 +203,6 @@ def gather(deps: QueryDeps, state: QueryState, read: Reader) -> tuple[list[dict[
             }
         )
     return passages, by_query
-
-
-def unworded_nearest(
-    cands: dict[str, dict[str, Any]], read_parts: dict[str, list[Any]], by_query: list[dict[str, float]]
-) -> list[str]:
-    """The sections among the ``NEAREST_KEPT`` the vector search found nearest (directly, by their
-    similarity), and among the ``NEAREST_EACH`` nearest to the question or to any one sub-question
-    (``by_query``: each query's similarity to the candidates), that relevance read and found no
-    paragraph of bearing on."""
-    found = sorted(found_directly(cands), key=lambda k: (-cands[k].get("score", 0.0), k))
-    kept = dict.fromkeys(found[:NEAREST_KEPT])
-    for similarity in by_query:
-        kept.update(dict.fromkeys(sorted(found, key=lambda k: (-similarity.get(k, 0.0), k))[:NEAREST_EACH]))
-    return [k for k in kept if k in read_parts and not read_parts[k]]
 
 
 def found_directly(cands: dict[str, dict[str, Any]]) -> list[str]:

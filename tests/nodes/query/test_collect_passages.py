@@ -1034,58 +1034,20 @@ def test_a_table_is_cited_as_its_key_numbers_it_also_from_a_store_that_labelled_
     assert passage["section"] == "Table 5.1"
 
 
-def test_a_section_nearest_one_sub_question_is_kept_though_the_search_found_it_far_down(
-    sample_store: SimpleNamespace, embedder: Any, monkeypatch: Any
-) -> None:
-    """A part of the question asked in other words than the section's ("how long do we keep the
-    paperwork" for "keep it at an office for three months") has no paragraph with its words, and the
-    search, led by the rest of the question, found the section far down: it stays in the answer when it
-    is among the ``NEAREST_EACH`` nearest to that part, and not when the question has no such part."""
-    system = System(
-        stores=sample_store.stores, embedder=embedder, query_tasks=OfflineQueryTasks(), cache_dir=Path("/x")
-    )
-    near, far = "CEN_EN1991-9-9_5.3.2", "CEN_EN1991-9-9_5.3.1"
-    found = "CEN_EN1991-9-9_table_5.1"
-    table = system.stores.lookup("sections", found)
-    question = "What shape coefficient do I use for the flat roof of a shed?"
-    state = {
-        "question": question,
-        "started": 0.0,
-        "search_question": question,
-        "candidates": {
-            near: {"via": "vector", "hop": 0, "from_key": None, "score": 0.6},
-            far: {"via": "vector", "hop": 0, "from_key": None, "score": 0.3},
-            found: {"via": "keyword", "hop": 0, "from_key": None, "score": 0.1},
-        },
-        "extracts": {
-            near: [],
-            far: [],
-            found: [{"start": 0, "text": table["text"][:40], "pages": table["pages"][:1], "score": 2.0}],
-        },
-    }
-    monkeypatch.setattr(collect_module, "NEAREST_KEPT", 1)
-    monkeypatch.setattr(collect_module, "NEAREST_EACH", 1)
-    keys = {p["key"] for p in collect_passages(state, query_runtime(system))["passages"]}  # type: ignore[arg-type]
-    assert keys == {near, found}
-    asked = state | {"sub_questions": [question, "Do the leaves slide off a steep roof?"]}
-    keys = {p["key"] for p in collect_passages(asked, query_runtime(system))["passages"]}  # type: ignore[arg-type]
-    assert keys == {near, far, found}
-    monkeypatch.setattr(collect_module, "NEAREST_EACH", 0)
-    keys = {p["key"] for p in collect_passages(asked, query_runtime(system))["passages"]}  # type: ignore[arg-type]
-    assert keys == {near, found}
-
-
-def test_the_searchs_nearest_sections_are_kept_though_no_paragraph_has_the_questions_words(
-    sample_store: SimpleNamespace, embedder: Any, monkeypatch: Any
+def test_the_sections_the_search_found_are_kept_though_no_paragraph_has_the_questions_words(
+    sample_store: SimpleNamespace, embedder: Any
 ) -> None:
     """Relevance found no paragraph of a section with the question's words ("check the trench" where it
-    says "inspect the excavation"), but the vector search found it among the nearest: it stays in the
-    answer, quoted from the lines it was found by, beside what relevance found. One found further down,
-    or through a reference, does not; nor does any when relevance found nothing at all."""
+    says "inspect the excavation"), but the search found it: nearest or far down, or through a reference
+    from a relevant one. It stays in the answer (a long one quoted from the lines it was found by), beside
+    what relevance found. Before, only the 25 nearest (and the 20 nearest each sub-question) stayed, and a
+    guide's paragraph beside a relevant one ("use a substitute substance") was dropped. None stays when
+    relevance found nothing at all, nor when a model read them and found nothing; nor a heading alone."""
     system = System(
         stores=sample_store.stores, embedder=embedder, query_tasks=OfflineQueryTasks(), cache_dir=Path("/x")
     )
-    near, far, cited = "CEN_EN1991-9-9_5.3.2", "CEN_EN1991-9-9_5.3.1", "CEN_EN1991-9-9_annex_A"
+    near, far, cited = "CEN_EN1991-9-9_5.3.2", "CEN_EN1991-9-9_5.3.1", "CEN_EN1991-9-9_A.1"
+    heading = "CEN_EN1991-9-9_annex_A"  # a heading alone says nothing: not kept
     found = "CEN_EN1991-9-9_table_5.1"
     table = system.stores.lookup("sections", found)
     state = {
@@ -1096,25 +1058,26 @@ def test_the_searchs_nearest_sections_are_kept_though_no_paragraph_has_the_quest
             near: {"via": "vector", "hop": 0, "from_key": None, "score": 0.6},
             far: {"via": "vector", "hop": 0, "from_key": None, "score": 0.3},
             cited: {"via": "reference", "hop": 1, "from_key": near, "score": 0.9},
+            heading: {"via": "neighbour", "hop": 1, "from_key": cited},
             found: {"via": "keyword", "hop": 0, "from_key": None, "score": 0.1},
         },
         "extracts": {
             near: [],
             far: [],
             cited: [],
+            heading: [],
             found: [{"start": 0, "text": table["text"][:40], "pages": table["pages"][:1], "score": 2.0}],
         },
     }
-    monkeypatch.setattr(collect_module, "NEAREST_KEPT", 1)
-    monkeypatch.setattr(collect_module, "NEAREST_EACH", 0)
     passages = {p["key"]: p for p in collect_passages(state, query_runtime(system))["passages"]}  # type: ignore[arg-type]
-    assert set(passages) == {near, found}
-    section = system.stores.lookup("sections", near)
-    assert passages[near]["text"] and passages[near]["text"] in section["text"].strip()
-    monkeypatch.setattr(collect_module, "NEAREST_KEPT", 0)
-    assert [p["key"] for p in collect_passages(state, query_runtime(system))["passages"]] == [found]  # type: ignore[arg-type]
-    monkeypatch.setattr(collect_module, "NEAREST_KEPT", 1)
-    nothing = state | {"extracts": {near: [], far: [], cited: [], found: []}}
+    assert set(passages) == {near, far, cited, found}
+    for key in (near, far, cited):
+        section = system.stores.lookup("sections", key)
+        assert passages[key]["text"] and passages[key]["text"] in section["text"].strip()
+        assert passages[key]["via"] == state["candidates"][key]["via"]  # type: ignore[index]
+    unread = state | {"extracts": {found: state["extracts"][found]}}  # type: ignore[index]
+    assert [p["key"] for p in collect_passages(unread, query_runtime(system))["passages"]] == [found]  # type: ignore[arg-type]
+    nothing = state | {"extracts": {near: [], far: [], cited: [], heading: [], found: []}}
     assert collect_passages(nothing, query_runtime(system))["passages"] == []  # type: ignore[arg-type]
 
     class ModelTasks(OfflineQueryTasks):
