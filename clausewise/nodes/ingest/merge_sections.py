@@ -980,8 +980,9 @@ def _table_notes(entries: dict[str, dict[str, Any]]) -> None:
         at = _caption_at(text, entry["caption"])
         if at < 0:
             continue
-        start = text.find("\n", at) + 1
         page_map = parent.get("page_map", [])
+        at = _last_part(text, entry, at, page_map)
+        start = text.find("\n", at) + 1
         runs_on = (
             bool(start) and _note_runs_on(entry["text"]) and page_at(page_map, start, 0) != page_at(page_map, at, 0)
         )
@@ -992,34 +993,88 @@ def _table_notes(entries: dict[str, dict[str, Any]]) -> None:
             start and (line_end := text.find("\n", start)) > 0 and not CHANGE_MARK.sub("", text[start:line_end]).strip()
         ):
             start = line_end + 1  # a line of change marks alone ("\\4\\ /4/") where a note was deleted
-        if start == 0 or not (
-            NOTE_LINE.match(text, start)
-            or _FOOTNOTE_LINE.match(text, start)
-            or _marked_in(entry["text"], text, start)
-            or _superscript_note(entry["caption"], text, start)
-            or (runs_on and text[start : start + 1].islower())
-        ):
+        skipped = bool(start) and not _note_opens(entry, text, start, runs_on)
+        if skipped:
+            # a line of the table's own under its grid ("FOR SI: 1 foot = 304.8 mm") before its lettered
+            # notes "a.", "b." ...: the notes are the table's; the line stays where it is
+            after = text.find("\n", start) + 1
+            same_page = after and page_at(page_map, after, 0) == page_at(page_map, start, 0)
+            start = after if same_page and not _PARAGRAPH_START.match(text, start) else 0
+            if start and not _FIRST_LETTERED_NOTE.match(text, start):
+                continue
+        if start == 0:
             continue
         page = page_at(page_map, start, default=entry["pages"][-1])
-        first, *rest = text[start:].split("\n")
-        end = start + len(first)
-        for line in rest:  # up to the next paragraph or caption, on the note's page
-            if (
-                _PARAGRAPH_START.match(line)
-                or parse_caption(line)
-                or end - start >= MAX_TABLE_NOTE_CHARS
-                or page_at(page_map, end + 1, default=page) != page
-            ):
+        end = _note_end(text, start, page_map, page, MAX_TABLE_NOTE_CHARS)
+        if skipped and _NOTE_LETTER.findall(text, start, end)[:2] != ["a", "b"]:
+            continue  # one line "a ..." after a line of the clause is no series of notes
+        # lettered notes going on over the page ("c. ..." at the foot, "d. ..." at the next page's top)
+        while (nxt := end + 1) < len(text) and page_at(page_map, nxt, default=page) != page:
+            letters = _NOTE_LETTER.findall(text, start, end)
+            if not letters or not text.startswith(chr(ord(letters[-1]) + 1), nxt):
                 break
-            end += 1 + len(line)
+            if not _FOOTNOTE_LINE.match(text, nxt):
+                break
+            page = page_at(page_map, nxt, default=page)
+            end = _note_end(text, nxt, page_map, page, MAX_PAGE_NOTES_CHARS)
         note = text[start:end].strip()
         if not note or note[:40] in entry["text"] or _continues_notes(text[:at], note):
             continue
-        if page != entry["pages"][-1]:
-            entry["page_map"].append([len(entry["text"]) + 1, page])
-            entry["pages"] = sorted(set(entry["pages"]) | {page})
+        base = len(entry["text"]) + 1 - start  # the note's offsets in the table's text
+        for a, p in page_map:
+            if start <= a < end or (a <= start and p == page_at(page_map, start, 0)):
+                if p != entry["pages"][-1]:
+                    entry["page_map"].append([max(a, start) + base, p])
+                    entry["pages"] = sorted(set(entry["pages"]) | {p})
         entry["text"] += "\n" + note
         _cut(parent, start, end)
+
+
+_NOTE_LETTER = re.compile(r"(?:^|(?<=\n))([a-y])\.? (?=[A-Z])")  # the letters of a table's lettered notes
+_FIRST_LETTERED_NOTE = re.compile(r"a\.? [A-Z]")
+MAX_PAGE_NOTES_CHARS = 4000  # a page of a table's lettered notes gone on from the page before
+
+
+def _note_opens(entry: dict[str, Any], text: str, start: int, runs_on: bool) -> bool:
+    """The line at ``start``, right under a table's caption in the clause around it, opens its note."""
+    return bool(
+        NOTE_LINE.match(text, start)
+        or _FOOTNOTE_LINE.match(text, start)
+        or _marked_in(entry["text"], text, start)
+        or _superscript_note(entry["caption"], text, start)
+        or (runs_on and text[start : start + 1].islower())
+    )
+
+
+def _note_end(text: str, start: int, page_map: list[list[int]], page: int, most: int) -> int:
+    """Where a table's note opening at ``start`` ends: before the next paragraph or caption, at most
+    ``most`` characters on, and not past its page."""
+    first, *rest = text[start:].split("\n")
+    end = start + len(first)
+    for line in rest:
+        if (
+            _PARAGRAPH_START.match(line)
+            or parse_caption(line)
+            or end - start >= most
+            or page_at(page_map, end + 1, default=page) != page
+        ):
+            break
+        end += 1 + len(line)
+    return end
+
+
+def _last_part(text: str, entry: dict[str, Any], at: int, page_map: list[list[int]]) -> int:
+    """A table printed over several pages with its caption printed again on each ("Table 3-1 Replacement
+    for ..." on each of eight pages): its notes are under its last part, after the caption's last
+    printing on one of its pages. ``at`` is the first."""
+    words = entry["caption"].split()[:6]
+    if len(words) < 3:  # "Table 5.1" alone could open a line that cites it
+        return at
+    printed = re.compile(r"(?:^|(?<=\n))" + r"\s+".join(re.escape(w.rstrip(",;:.")) for w in words))
+    for m in printed.finditer(text, at + 1):
+        if page_at(page_map, m.start(), 0) in entry["pages"]:
+            at = m.start()
+    return at
 
 
 _WORDS = re.compile(r"[a-z]{2,}")

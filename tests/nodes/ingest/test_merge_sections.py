@@ -1210,6 +1210,64 @@ def test_a_tables_note_running_on_over_the_page_goes_with_it_and_so_do_the_notes
         assert entries["X_1604.5"]["text"] == clause
 
 
+def test_a_table_over_several_pages_takes_its_lettered_notes_under_its_last_part_and_over_the_page() -> None:
+    """A table printed over pages with its caption again on each (the clause around it holds only the
+    captions): its lettered notes are printed under its last part, after a line of its own ("FOR SI:
+    ..."), and go on at the top of the next page ("c." at the foot, "d." on). They are the table's, on
+    their pages; the clause keeps that line and its next paragraph. Before, the notes were read as the
+    clause's text and cited as the clause. One "a ..." line after a line of the clause is no series of
+    notes and stays."""
+    from clausewise.nodes.ingest.merge_sections import _table_notes
+
+    caption = "Table 3-1 Design Coefficients and Factors for Systems,"
+    clause = (
+        "3-6.2 Analysis procedure\nAdd at the end of the section.\n"
+        f"{caption}\n"
+        "Table 3-1 Design Coefficients and Factors for Systems\n"
+        "FOR SI: 1 foot = 304.8 mm\n"
+        "a. Response modification coefficient, R, for use throughout.\n"
+        "b. Where the tabulated value of the overstrength factor is greater than 2.\n"
+        "c. Deflection amplification factor, Cd.\n"
+        "d. NL = Not limited and NP = Not permitted.\n"
+        "e. See Section 12.2.5.4 for the limits.\n"
+        "(2) Further text."
+    )
+    p72, p73 = clause.index("Table 3-1 Design Coefficients and Factors for Systems\n"), clause.index("d. NL")
+    entries = {
+        "X_3-6.2": _clause_entry(clause, [[0, 71], [p72, 72], [p73, 73]]),
+        "X_table_3-1": _table_entry("X_3-6.2", caption, "| A. Bearing walls | 5 | 2 |", [[0, 71], [40, 72]]),
+    }
+    _table_notes(entries)
+    table, rest = entries["X_table_3-1"], entries["X_3-6.2"]
+    assert table["text"].endswith(
+        "| A. Bearing walls | 5 | 2 |\na. Response modification coefficient, R, for use throughout.\n"
+        "b. Where the tabulated value of the overstrength factor is greater than 2.\n"
+        "c. Deflection amplification factor, Cd.\nd. NL = Not limited and NP = Not permitted.\n"
+        "e. See Section 12.2.5.4 for the limits."
+    )
+    assert table["pages"] == [71, 72, 73]
+    assert table["page_map"][-1] == [table["text"].index("d. NL"), 73]
+    assert rest["text"].endswith("FOR SI: 1 foot = 304.8 mm\n(2) Further text.")
+    assert "Not limited" not in rest["text"] and 73 in rest["pages"]
+
+    # notes that do not go on in letters ("d." after "c."), on the next page, are not the table's
+    single = clause.replace("d. NL", "g. NL")
+    entries["X_3-6.2"] = _clause_entry(single, [[0, 71], [p72, 72], [p73, 73]])
+    entries["X_table_3-1"] = _table_entry("X_3-6.2", caption, "| A. Bearing walls | 5 | 2 |", [[0, 71], [40, 72]])
+    _table_notes(entries)
+    assert entries["X_table_3-1"]["text"].endswith("c. Deflection amplification factor, Cd.")
+    assert "g. NL = Not limited" in entries["X_3-6.2"]["text"]
+
+    # one "a ..." line after a line of the clause stays the clause's
+    plain = f"3-6.3 Other\n{caption}\nThe systems are listed by type.\na. Bearing walls are the first type.\n"
+    entries = {
+        "X_3-6.3": _clause_entry(plain, [[0, 71]]),
+        "X_table_3-1": _table_entry("X_3-6.3", caption, "| A. Bearing walls | 5 | 2 |", [[0, 71]]),
+    }
+    _table_notes(entries)
+    assert entries["X_3-6.3"]["text"] == plain
+
+
 def test_a_note_under_a_table_ends_with_its_page() -> None:
     """The next page's lines are not the note's: there a table whose caption OCR could not read ("T hI
     A 10 St") would otherwise be taken into the table before it, cited on that table's page."""
