@@ -1006,14 +1006,13 @@ def _table_notes(entries: dict[str, dict[str, Any]]) -> None:
             continue
         page = page_at(page_map, start, default=entry["pages"][-1])
         end = _note_end(text, start, page_map, page, MAX_TABLE_NOTE_CHARS)
-        if skipped and _NOTE_LETTER.findall(text, start, end)[:2] != ["a", "b"]:
+        if skipped and _note_letters(text, start, end)[:2] != ["a", "b"]:
             continue  # one line "a ..." after a line of the clause is no series of notes
         # lettered notes going on over the page ("c. ..." at the foot, "d. ..." at the next page's top)
         while (nxt := end + 1) < len(text) and page_at(page_map, nxt, default=page) != page:
-            letters = _NOTE_LETTER.findall(text, start, end)
-            if not letters or not text.startswith(chr(ord(letters[-1]) + 1), nxt):
-                break
-            if not _FOOTNOTE_LINE.match(text, nxt):
+            letters = _note_letters(text, start, end)
+            going_on = _note_letters(text, nxt, text.find("\n", nxt) % (len(text) + 1))
+            if not letters or going_on[:1] != [chr(ord(letters[-1]) + 1)]:
                 break
             page = page_at(page_map, nxt, default=page)
             end = _note_end(text, nxt, page_map, page, MAX_PAGE_NOTES_CHARS)
@@ -1030,8 +1029,17 @@ def _table_notes(entries: dict[str, dict[str, Any]]) -> None:
         _cut(parent, start, end)
 
 
-_NOTE_LETTER = re.compile(r"(?:^|(?<=\n))([a-y])\.? (?=[A-Z])")  # the letters of a table's lettered notes
-_FIRST_LETTERED_NOTE = re.compile(r"a\.? [A-Z]")
+# The letters of a table's lettered notes opening its lines; a text layer may read a column of markers
+# before their notes' words ("a. b. c. Where the tabulated value ...").
+_NOTE_MARKERS = re.compile(r"(?:^|(?<=\n))((?:[a-y]\. ?)+|[a-y] )(?=[A-Z])")
+_FIRST_LETTERED_NOTE = re.compile(r"a\.? (?:[b-y]\. )*[A-Z]")
+
+
+def _note_letters(text: str, start: int, end: int) -> list[str]:
+    """The letters of the lettered notes opening lines between ``start`` and ``end``, in order."""
+    return [c for m in _NOTE_MARKERS.finditer(text, start, end) for c in m.group(1) if c.isalpha()]
+
+
 MAX_PAGE_NOTES_CHARS = 4000  # a page of a table's lettered notes gone on from the page before
 
 

@@ -1250,6 +1250,19 @@ def test_a_table_over_several_pages_takes_its_lettered_notes_under_its_last_part
     assert rest["text"].endswith("FOR SI: 1 foot = 304.8 mm\n(2) Further text.")
     assert "Not limited" not in rest["text"] and 73 in rest["pages"]
 
+    # a text layer that reads the column of markers before the notes' words ("a. b. c. Where ...")
+    grouped = clause.replace(
+        "a. Response modification coefficient, R, for use throughout.\nb. Where",
+        "a. b. Response modification coefficient, R, for use throughout. Where",
+    )
+    entries["X_3-6.2"] = _clause_entry(grouped, [[0, 71], [p72, 72], [grouped.index("d. NL"), 73]])
+    entries["X_table_3-1"] = _table_entry("X_3-6.2", caption, "| A. Bearing walls | 5 | 2 |", [[0, 71], [40, 72]])
+    _table_notes(entries)
+    assert entries["X_table_3-1"]["text"].endswith(
+        "Cd.\nd. NL = Not limited and NP = Not permitted.\ne. See Section 12.2.5.4 for the limits."
+    )
+    assert "a. b. Response" in entries["X_table_3-1"]["text"] and "Response" not in entries["X_3-6.2"]["text"]
+
     # notes that do not go on in letters ("d." after "c."), on the next page, are not the table's
     single = clause.replace("d. NL", "g. NL")
     entries["X_3-6.2"] = _clause_entry(single, [[0, 71], [p72, 72], [p73, 73]])
