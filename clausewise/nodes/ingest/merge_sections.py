@@ -915,6 +915,11 @@ _FOOTNOTE_LINE = re.compile(r"[a-h]\.? [A-Z]")  # a table's footnote: "b The val
 _NOTE_NUMBER = re.compile(r"(?:NOTE|Note)\s+(\d{1,2})\b")
 _CAPTION_GOES_ON = re.compile(r"[a-z][a-z ,()-]*$")  # a caption's title wrapped onto a second line
 MAX_TABLE_NOTE_CHARS = 1500  # a table's notes; more is the clause going on
+MAX_PAGE_NOTES_CHARS = 4000  # a page of a table's lettered notes gone on from the page before
+# The letters of a table's lettered notes opening its lines; a text layer may read a column of markers
+# before their notes' words ("a. b. c. Where the tabulated value ...").
+_NOTE_MARKERS = re.compile(r"(?:^|(?<=\n))((?:[a-y]\. ?)+|[a-y] )(?=[A-Z])")
+_FIRST_LETTERED_NOTE = re.compile(r"a\.? (?:[b-y]\. )*[A-Z]")
 _PARAGRAPH_START = re.compile(r"\(\d{1,2}\)|[1-9]\d?(?:\.\d{1,2})+\s+[A-Z]")
 _PARAGRAPH_OPENS = re.compile(r"(?:^|\n)\(\d{1,2}\)")
 
@@ -971,7 +976,10 @@ def _table_notes(entries: dict[str, dict[str, Any]]) -> None:
     that go on numbering the notes of the paragraph before the table ("NOTE 1" above it, "NOTE 2"
     under it) stay that paragraph's: a table's own notes start again at 1. A table whose notes (already
     its own, on a page it runs on to) end mid-sentence takes the lines that go on with it in lower case
-    after its caption in the clause: the note's rest, on the next page, and the notes after it."""
+    after its caption in the clause: the note's rest, on the next page, and the notes after it. A table
+    printed over pages with its caption again on each has its notes under its last part, lettered ones
+    also after a line of its own ("FOR SI: ..."), and lettered notes go on at the next page's top while
+    their letters do ("c." at the foot, "d." on)."""
     for entry in entries.values():
         parent = entries.get(entry.get("parent") or "")
         if entry["kind"] != "table" or parent is None or not entry.get("caption"):
@@ -1011,7 +1019,8 @@ def _table_notes(entries: dict[str, dict[str, Any]]) -> None:
         # lettered notes going on over the page ("c. ..." at the foot, "d. ..." at the next page's top)
         while (nxt := end + 1) < len(text) and page_at(page_map, nxt, default=page) != page:
             letters = _note_letters(text, start, end)
-            going_on = _note_letters(text, nxt, text.find("\n", nxt) % (len(text) + 1))
+            line_end = text.find("\n", nxt)
+            going_on = _note_letters(text, nxt, line_end if line_end >= 0 else len(text))
             if not letters or going_on[:1] != [chr(ord(letters[-1]) + 1)]:
                 break
             page = page_at(page_map, nxt, default=page)
@@ -1029,18 +1038,9 @@ def _table_notes(entries: dict[str, dict[str, Any]]) -> None:
         _cut(parent, start, end)
 
 
-# The letters of a table's lettered notes opening its lines; a text layer may read a column of markers
-# before their notes' words ("a. b. c. Where the tabulated value ...").
-_NOTE_MARKERS = re.compile(r"(?:^|(?<=\n))((?:[a-y]\. ?)+|[a-y] )(?=[A-Z])")
-_FIRST_LETTERED_NOTE = re.compile(r"a\.? (?:[b-y]\. )*[A-Z]")
-
-
 def _note_letters(text: str, start: int, end: int) -> list[str]:
     """The letters of the lettered notes opening lines between ``start`` and ``end``, in order."""
     return [c for m in _NOTE_MARKERS.finditer(text, start, end) for c in m.group(1) if c.isalpha()]
-
-
-MAX_PAGE_NOTES_CHARS = 4000  # a page of a table's lettered notes gone on from the page before
 
 
 def _note_opens(entry: dict[str, Any], text: str, start: int, runs_on: bool) -> bool:
