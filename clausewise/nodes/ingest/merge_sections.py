@@ -918,7 +918,7 @@ MAX_TABLE_NOTE_CHARS = 1500  # a table's notes; more is the clause going on
 MAX_PAGE_NOTES_CHARS = 4000  # a page of a table's lettered notes gone on from the page before
 # The letters of a table's lettered notes opening its lines; a text layer may read a column of markers
 # before their notes' words ("a. b. c. Where the tabulated value ...").
-_NOTE_MARKERS = re.compile(r"(?:^|(?<=\n))((?:[a-y]\. ?)+|[a-y] )(?=[A-Z])")
+_NOTE_MARKERS = re.compile(r"(?:^|(?<=\n))((?:[a-y]\. ?)+|[a-y] )(?=(?:\\\d{1,2}\\ ?)?[A-Z])")
 _FIRST_LETTERED_NOTE = re.compile(r"a\.? (?:[b-y]\. )*[A-Z]")
 _PARAGRAPH_START = re.compile(r"\(\d{1,2}\)|[1-9]\d?(?:\.\d{1,2})+\s+[A-Z]")
 _PARAGRAPH_OPENS = re.compile(r"(?:^|\n)\(\d{1,2}\)")
@@ -1009,13 +1009,18 @@ def _table_notes(entries: dict[str, dict[str, Any]]) -> None:
             same_page = after and page_at(page_map, after, 0) == page_at(page_map, start, 0)
             start = after if same_page and not _PARAGRAPH_START.match(text, start) else 0
             if start and not _FIRST_LETTERED_NOTE.match(text, start):
+                start = 0
+        page, end = page_at(page_map, start, default=entry["pages"][-1]), 0
+        if start:
+            end = _note_end(text, start, page_map, page, MAX_TABLE_NOTE_CHARS)
+            if skipped and _note_letters(text, start, end)[:2] != ["a", "b"]:
+                start = 0  # one line "a ..." after a line of the clause is no series of notes
+        if not start:  # the table's own lettered notes ("i." its last) going on at the next page's top ("j.")
+            start = _next_page_notes(entry, text, page_map)
+            if not start:
                 continue
-        if start == 0:
-            continue
-        page = page_at(page_map, start, default=entry["pages"][-1])
-        end = _note_end(text, start, page_map, page, MAX_TABLE_NOTE_CHARS)
-        if skipped and _note_letters(text, start, end)[:2] != ["a", "b"]:
-            continue  # one line "a ..." after a line of the clause is no series of notes
+            page = page_at(page_map, start, default=entry["pages"][-1])
+            end = _note_end(text, start, page_map, page, MAX_PAGE_NOTES_CHARS)
         # lettered notes going on over the page ("c. ..." at the foot, "d. ..." at the next page's top)
         while (nxt := end + 1) < len(text) and page_at(page_map, nxt, default=page) != page:
             letters = _note_letters(text, start, end)
@@ -1036,6 +1041,18 @@ def _table_notes(entries: dict[str, dict[str, Any]]) -> None:
                     entry["pages"] = sorted(set(entry["pages"]) | {p})
         entry["text"] += "\n" + note
         _cut(parent, start, end)
+
+
+def _next_page_notes(entry: dict[str, Any], text: str, page_map: list[list[int]]) -> int:
+    """Where the clause around a table goes on with the table's lettered notes on the page after the
+    table's last: its text on that page opens with the letter after the table's last note's; 0 if not."""
+    letters = _note_letters(entry["text"], 0, len(entry["text"]))
+    starts = [a for a, page in page_map if page == entry["pages"][-1] + 1 and a > 0]
+    if not letters or not starts:
+        return 0
+    line_end = text.find("\n", starts[0])
+    opening = _note_letters(text, starts[0], line_end if line_end >= 0 else len(text))
+    return starts[0] if opening[:1] == [chr(ord(letters[-1]) + 1)] else 0
 
 
 def _note_letters(text: str, start: int, end: int) -> list[str]:

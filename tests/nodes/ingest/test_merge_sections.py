@@ -1281,6 +1281,40 @@ def test_a_table_over_several_pages_takes_its_lettered_notes_under_its_last_part
     assert entries["X_3-6.3"]["text"] == plain
 
 
+def test_a_tables_own_lettered_notes_going_on_at_the_next_pages_top_are_its_too() -> None:
+    """A table whose notes "a." to "i." are already its own, on its last page, and whose note "j." (after
+    a change mark) opens the next page, where the clause around the table goes on: "j." is the table's.
+    A next page that opens with another letter, or with the clause's words, stays the clause's."""
+    from clausewise.nodes.ingest.merge_sections import _table_notes
+
+    caption = "Table E-1 Minimum Uniformly Distributed Live Loads"
+    clause = f"E-1 REFERENCES.\nAll references are to the building code.\n{caption}\n"
+    page182 = len(clause)
+    clause += "j. \\4\\ Rack space should be verified for each project. /4/\n(2) Further text."
+    notes = "| Offices | 50 |\nh. All attics must be designed for equipment.\ni. For pedestrian bridges see AASHTO."
+
+    def entries_for(text: str) -> dict[str, dict[str, Any]]:
+        return {
+            "X_E-1": _clause_entry(text, [[0, 175], [page182, 182]]),
+            "X_table_E-1": _table_entry("X_E-1", caption, notes, [[0, 175], [30, 181]]),
+        }
+
+    entries = entries_for(clause)
+    _table_notes(entries)
+    table = entries["X_table_E-1"]
+    assert table["text"].endswith("see AASHTO.\nj. \\4\\ Rack space should be verified for each project. /4/")
+    assert table["pages"] == [175, 181, 182] and table["page_map"][-1] == [table["text"].index("j. "), 182]
+    assert (
+        entries["X_E-1"]["text"]
+        == f"E-1 REFERENCES.\nAll references are to the building code.\n{caption}\n(2) Further text."
+    )
+    for other in ("k. Rack space should be verified.", "Rack space should be verified."):
+        entries = entries_for(clause.replace("j. \\4\\ Rack space should be verified for each project. /4/", other))
+        before = entries["X_E-1"]["text"]
+        _table_notes(entries)
+        assert entries["X_E-1"]["text"] == before
+
+
 def test_a_note_under_a_table_ends_with_its_page() -> None:
     """The next page's lines are not the note's: there a table whose caption OCR could not read ("T hI
     A 10 St") would otherwise be taken into the table before it, cited on that table's page."""
