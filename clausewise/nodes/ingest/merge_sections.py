@@ -1023,10 +1023,7 @@ def _table_notes(entries: dict[str, dict[str, Any]]) -> None:
             end = _note_end(text, start, page_map, page, MAX_PAGE_NOTES_CHARS)
         # lettered notes going on over the page ("c. ..." at the foot, "d. ..." at the next page's top)
         while (nxt := end + 1) < len(text) and page_at(page_map, nxt, default=page) != page:
-            letters = _note_letters(text, start, end)
-            line_end = text.find("\n", nxt)
-            going_on = _note_letters(text, nxt, line_end if line_end >= 0 else len(text))
-            if not letters or going_on[:1] != [chr(ord(letters[-1]) + 1)]:
+            if not _letters_go_on(_note_letters(text, start, end), text, nxt):
                 break
             page = page_at(page_map, nxt, default=page)
             end = _note_end(text, nxt, page_map, page, MAX_PAGE_NOTES_CHARS)
@@ -1034,8 +1031,9 @@ def _table_notes(entries: dict[str, dict[str, Any]]) -> None:
         if not note or note[:40] in entry["text"] or _continues_notes(text[:at], note):
             continue
         base = len(entry["text"]) + 1 - start  # the note's offsets in the table's text
-        for a, p in page_map:
-            if start <= a < end or (a <= start and p == page_at(page_map, start, 0)):
+        first_page = page_at(page_map, start, 0)
+        for a, p in page_map:  # the pages the note is printed on, from where it starts on each
+            if start <= a < end or (a <= start and p == first_page):
                 if p != entry["pages"][-1]:
                     entry["page_map"].append([max(a, start) + base, p])
                     entry["pages"] = sorted(set(entry["pages"]) | {p})
@@ -1046,13 +1044,16 @@ def _table_notes(entries: dict[str, dict[str, Any]]) -> None:
 def _next_page_notes(entry: dict[str, Any], text: str, page_map: list[list[int]]) -> int:
     """Where the clause around a table goes on with the table's lettered notes on the page after the
     table's last: its text on that page opens with the letter after the table's last note's; 0 if not."""
-    letters = _note_letters(entry["text"], 0, len(entry["text"]))
     starts = [a for a, page in page_map if page == entry["pages"][-1] + 1 and a > 0]
-    if not letters or not starts:
-        return 0
-    line_end = text.find("\n", starts[0])
-    opening = _note_letters(text, starts[0], line_end if line_end >= 0 else len(text))
-    return starts[0] if opening[:1] == [chr(ord(letters[-1]) + 1)] else 0
+    letters = _note_letters(entry["text"], 0, len(entry["text"]))
+    return starts[0] if starts and _letters_go_on(letters, text, starts[0]) else 0
+
+
+def _letters_go_on(letters: list[str], text: str, at: int) -> bool:
+    """The line at ``at`` opens the lettered note after the last of ``letters`` ("d." after "c.")."""
+    line_end = text.find("\n", at)
+    opening = _note_letters(text, at, line_end if line_end >= 0 else len(text))
+    return bool(letters) and opening[:1] == [chr(ord(letters[-1]) + 1)]
 
 
 def _note_letters(text: str, start: int, end: int) -> list[str]:
