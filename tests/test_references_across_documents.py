@@ -9,6 +9,7 @@ all read the same resolution."""
 from __future__ import annotations
 
 import logging
+import re
 import socket
 import threading
 import uuid
@@ -362,6 +363,20 @@ def test_the_keyword_step_names_one_section_for_each_number_the_question_gives(b
     assert named[f"{B}_6.1"] == "*"
     assert len([key for key in named if key.endswith("_1.2")]) == 1
     assert all(update["candidates"][key]["via"] == "named" for key in named)
+
+
+def test_the_keyword_step_finds_the_printed_forms_of_a_stem(both: Any) -> None:
+    """The offline keywords are stems ("verifi" of "verified", which no code prints) and the index does
+    not stem: each is searched as the prefix of its forms, so "verified" finds the clauses that print
+    "Verifications" and "verified" (before, the stem was searched as a word and found nothing)."""
+    from clausewise.nodes.query.keyword import keyword
+
+    update = keyword({"search_question": "How is a shed verified?"}, query_runtime(both))  # type: ignore[typeddict-item]
+    found = {key for key, c in update["candidates"].items() if c["via"] == "keyword"}
+    assert {f"{B}_6.1", f"{B}_6.4.1"} <= found
+    keywords = update["candidates"][f"{B}_6.1"]["keywords"]
+    assert "verifi" in keywords  # the stem, which no section prints as a word
+    assert not any(re.search(r"\bverifi\b", s["text"].lower()) for _, s in both.stores.iter_sections())
 
 
 def test_show_and_get_section_resolve_now(both: Any, cli: Callable[..., Any], embedder: Any) -> None:

@@ -142,6 +142,7 @@ class LocalVectorIndex:
 
 
 _FTS_TOKEN = re.compile(r"[\w.]+", re.UNICODE)
+_FTS_PREFIX = re.compile(r"([\w.]+)(\*?)", re.UNICODE)  # a word, and its star when it is a prefix
 
 
 class KeywordIndex:
@@ -195,13 +196,17 @@ class KeywordIndex:
                     con.execute("INSERT INTO meta VALUES (?)", (signature,))
             return con
 
-    def search(self, terms: list[str], limit: int = 1000) -> list[tuple[str, float]]:
-        """Every section containing any of ``terms`` (phrases allowed), best BM25 first."""
+    def search(self, terms: list[str], limit: int = 1000, prefixes: bool = False) -> list[tuple[str, float]]:
+        """Every section containing any of ``terms`` (phrases allowed), best BM25 first. With
+        ``prefixes``, a word followed by ``*`` is a prefix ("confer* hall*" finds "conference halls");
+        otherwise ``*`` is no operator."""
         phrases = []
         for term in terms:
-            tokens = _FTS_TOKEN.findall(term.lower())
+            tokens = (
+                _FTS_PREFIX.findall(term.lower()) if prefixes else [(t, "") for t in _FTS_TOKEN.findall(term.lower())]
+            )
             if tokens:
-                phrases.append('"' + " ".join(t.replace('"', "") for t in tokens) + '"')
+                phrases.append(" + ".join(f'"{t}"' + (" *" if star else "") for t, star in tokens))
         if not phrases:
             return []
         con = self.ensure()

@@ -349,16 +349,28 @@ def read_as(text: str, readings: dict[str, str] | None) -> str:
 
 
 def search_prefixes(question: str) -> list[str]:
-    """The question's content words as FTS5 prefixes, each cut where its stem leaves it ("loads" ->
-    "load*", "density" -> "densit*"), so that the unstemmed index finds the word's other forms; a
-    word of hyphenated parts gives each part."""
+    """The question's content words as FTS5 prefixes (:func:`fts_prefix`); a word of hyphenated parts
+    gives each part."""
     prefixes = []
     for word in (part for found in question_words(question) for part in re.findall(r"[a-z0-9]+", found.lower())):
         if len(word) < 2 or word in STOPWORDS or word.isdigit():
             continue
-        prefix = os.path.commonprefix([word, stem(word)])
-        prefixes.append(f"{prefix}*" if len(prefix) >= 3 else word)
+        prefixes.append(fts_prefix(word))
     return list(dict.fromkeys(prefixes))
+
+
+def fts_prefix(word: str) -> str:
+    """A word or a stem as the FTS5 prefix of its forms, cut where its stem leaves it ("loads" ->
+    "load*", "density" -> "densit*", "conference" or its stem "confer" -> "confer*"; a stem's "y" read
+    as "i", "densiti" -> "densit*"), so that the unstemmed index finds the word's other forms; a word
+    that leaves fewer than 3 letters so, or one not of letters and digits ("5.3.2"), is itself."""
+    word = word.lower()
+    if not word.isalnum():
+        return word
+    prefix = os.path.commonprefix([word, stem(word)])
+    if len(prefix) > 4 and prefix.endswith("i"):
+        prefix = prefix[:-1]
+    return f"{prefix}*" if len(prefix) >= 3 else word
 
 
 LONG_UNIT = 800  # a unit longer than this is cut at its printed paragraphs and bulleted items

@@ -76,6 +76,19 @@ def test_keyword_query_syntax_is_not_interpreted(keyword_index: KeywordIndex) ->
     assert keyword_index.search(["leaf*"]) == keyword_index.search(["leaf"])
 
 
+def test_keyword_search_reads_a_prefix_only_when_asked(
+    keyword_index: KeywordIndex, sample_store: SimpleNamespace
+) -> None:
+    """With ``prefixes`` a starred word is a prefix, also inside a phrase ("woodland* plot*"); without,
+    the star is no operator."""
+    doc = sample_store.doc_key
+    assert set(_keys(keyword_index.search(["pergola*"], prefixes=True))) == {f"{doc}_1.1", f"{doc}_A.1"}
+    assert keyword_index.search(["pergola*"]) == []
+    phrase = _keys(keyword_index.search(["woodl* plo*"], prefixes=True))
+    assert set(phrase) == set(_keys(keyword_index.search(["woodland plot"]))) and phrase
+    assert keyword_index.search(['leaf" OR "zzz*', "NEAR(leaf*"], prefixes=True) == []
+
+
 def test_keyword_scores_rank_the_given_sections_by_bm25_and_read_a_prefix(
     keyword_index: KeywordIndex, sample_store: SimpleNamespace
 ) -> None:

@@ -1,4 +1,5 @@
-"""keyword: a few rare keywords, expanded with the kv store; every section holding any of them (FTS5);
+"""keyword: a few rare keywords, expanded with the kv store; every section holding any of them, in any
+of their forms (FTS5, each word searched as the prefix its stem leaves);
 and the sections the question names by number ("Table 6.2", "5.2(7)", "Section 5 of EN 1991-1-5")."""
 
 from __future__ import annotations
@@ -12,13 +13,16 @@ from clausewise.graph.state import QueryContext, QueryState
 from clausewise.keys import document_of
 from clausewise.nodes.query.deps import QueryDeps, bare, deps_of, first_subclause
 from clausewise.references import Resolver, named_sections
+from clausewise.tools.query_tasks import fts_prefix
 
 
 def keyword(state: QueryState, runtime: Runtime[QueryContext]) -> dict[str, Any]:
     ctx, deps = runtime.context, deps_of(runtime)
     terms = deps.terms(state["search_question"])
     words = deps.tasks.keywords(state["search_question"], terms)
-    hits = deps.keyword_index.search(words, limit=ctx.max_keyword_sections) if words else []
+    # the index does not stem: a keyword (a stem offline, "confer hall") is searched as its words' forms
+    forms = [" ".join(fts_prefix(w) for w in word.split()) for word in words]
+    hits = deps.keyword_index.search(forms, limit=ctx.max_keyword_sections, prefixes=True) if words else []
     candidates = {
         key: {"via": "keyword", "hop": 0, "from_key": None, "score": round(score, 3), "keywords": words}
         for key, score in hits
