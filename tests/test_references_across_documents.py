@@ -374,6 +374,9 @@ def test_the_keyword_step_finds_the_printed_forms_of_a_stem(both: Any) -> None:
     update = keyword({"search_question": "How is a shed verified?"}, query_runtime(both))  # type: ignore[typeddict-item]
     found = {key for key, c in update["candidates"].items() if c["via"] == "keyword"}
     assert {f"{B}_6.1", f"{B}_6.4.1"} <= found
+    from clausewise.nodes.query.keyword import searched_forms
+
+    assert searched_forms(["confer hall", "l*", "Table 5.2", "*"]) == ["confer* hall*", "l", "tabl* 5.2", ""]
     keywords = update["candidates"][f"{B}_6.1"]["keywords"]
     assert "verifi" in keywords  # the stem, which no section prints as a word
     assert not any(re.search(r"\bverifi\b", s["text"].lower()) for _, s in both.stores.iter_sections())

@@ -20,9 +20,7 @@ def keyword(state: QueryState, runtime: Runtime[QueryContext]) -> dict[str, Any]
     ctx, deps = runtime.context, deps_of(runtime)
     terms = deps.terms(state["search_question"])
     words = deps.tasks.keywords(state["search_question"], terms)
-    # the index does not stem: a keyword (a stem offline, "confer hall") is searched as its words' forms
-    forms = [" ".join(fts_prefix(w) for w in word.split()) for word in words]
-    hits = deps.keyword_index.search(forms, limit=ctx.max_keyword_sections, prefixes=True) if words else []
+    hits = deps.keyword_index.search(searched_forms(words), limit=ctx.max_keyword_sections, prefixes=True)
     candidates = {
         key: {"via": "keyword", "hop": 0, "from_key": None, "score": round(score, 3), "keywords": words}
         for key, score in hits
@@ -39,6 +37,14 @@ def keyword(state: QueryState, runtime: Runtime[QueryContext]) -> dict[str, Any]
         named.setdefault(key, n["focus"])
         candidates[key] = {"via": "named", "hop": 0, "from_key": None, "ref": n["raw"], "focus": n["focus"]}
     return {"candidates": candidates, "named": named}
+
+
+def searched_forms(keywords: list[str]) -> list[str]:
+    """Each keyword as the FTS5 prefixes of its words' forms (:func:`fts_prefix`): the index does not
+    stem, and the offline keywords are stems ("confer hall" -> "confer* hall*"). A star a model wrote is
+    no operator ("l*" is the word "l"): only the cut where a stem leaves a word makes a prefix, of at
+    least 3 letters."""
+    return [" ".join(fts_prefix(w.replace("*", "")) for w in word.split()) for word in keywords]
 
 
 ASKED_NEAREST = 10  # the chunks nearest the question that say which document it asks about
