@@ -141,8 +141,7 @@ class LocalVectorIndex:
             return [Hit(self._chunks[i]["key"], float(scores[i]), self._chunks[i]) for i in order]
 
 
-_FTS_TOKEN = re.compile(r"[\w.]+", re.UNICODE)
-_FTS_PREFIX = re.compile(r"([\w.]+)(\*?)", re.UNICODE)  # a word, and its star when it is a prefix
+_FTS_TOKEN = re.compile(r"([\w.]+)(\*?)", re.UNICODE)  # a word, and its star (a prefix, where stars are read)
 
 
 class KeywordIndex:
@@ -202,11 +201,9 @@ class KeywordIndex:
         otherwise ``*`` is no operator."""
         phrases = []
         for term in terms:
-            tokens = (
-                _FTS_PREFIX.findall(term.lower()) if prefixes else [(t, "") for t in _FTS_TOKEN.findall(term.lower())]
-            )
+            tokens = _FTS_TOKEN.findall(term.lower())
             if tokens:
-                phrases.append(" + ".join(f'"{t}"' + (" *" if star else "") for t, star in tokens))
+                phrases.append(" + ".join(f'"{t}"' + (" *" if star and prefixes else "") for t, star in tokens))
         if not phrases:
             return []
         con = self.ensure()
