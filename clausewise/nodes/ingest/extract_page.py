@@ -556,6 +556,48 @@ def _grown_to_rules(bbox: list[float], drawn: list[Any], kind: str, page_rect: A
     return [round(v, 1) for v in pymupdf.Rect(x0, y0, x1, y1) & page_rect]
 
 
+FIGURE_NOTE_GAP = 24.0  # points between the lines of a figure's NOTEs (a NOTE's paragraphs are set apart)
+_FIGURE_NOTE = re.compile(r"\s*(?:NOTES?|Notes?)(?:\s?\d{1,2})?(?=[\s:.]|$)")  # "NOTE", "NOTE 1:", "NOTE2"
+
+
+def _words_read(text: str) -> bool:
+    """A line of words (a NOTE's words going on), not a drawing's labels ("Width [m]", "-50 -40", "////")."""
+    letters = sum(c.isalpha() for c in text)
+    return len(re.findall(r"[A-Za-z]{2,}", text)) >= 2 and letters >= 0.5 * len(text.replace(" ", ""))
+
+
+def notes_over_caption(
+    cap: list[float], column: tuple[float, float], body: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """The NOTEs a figure prints between its drawing and its caption under it ("NOTE 1 reference
+    height ...", then "Figure 7.21 - Key for signboards"): the lines right above the caption, read upwards
+    while each is a NOTE's opening or words going on and no wider gap than a NOTE's paragraphs leave,
+    up to the topmost NOTE's opening. A drawing's labels end the run, so none of the drawing is taken.
+    Where a line of text runs on right above the topmost NOTE, the NOTEs go on from a clause's text
+    (the figure is not between them), and none is taken."""
+    x0, x1 = column
+    above = [ln for ln in body if ln["bbox"][3] <= cap[1] + 2 and ln["bbox"] != cap]
+    rows = [r for r in _rows(above) if any(ln["bbox"][2] > x0 and ln["bbox"][0] < x1 for ln in r)]
+    run: list[list[dict[str, Any]]] = []
+    top = 0
+    edge = cap[1]
+    for row in sorted(rows, key=lambda r: -max(ln["bbox"][3] for ln in r)):
+        merged = _merge_row(row)
+        if edge - merged["bbox"][3] > FIGURE_NOTE_GAP:
+            break
+        if any(_FIGURE_NOTE.match(ln["text"]) for ln in row if ln["bbox"][0] <= merged["bbox"][0] + 4):
+            top = len(run) + 1
+        elif not _words_read(merged["text"]) or _heading_row(merged):
+            break
+        run.append(row)
+        edge = merged["bbox"][1]
+    if len(run) > top:  # words right above the topmost NOTE: a line of text if it spans half the column
+        line = _merge_row(run[top])["bbox"]
+        if line[2] - line[0] >= 0.5 * (x1 - x0):
+            return []
+    return [ln for row in reversed(run[:top]) for ln in row]
+
+
 def _is_list_page(rows: list[dict[str, Any]]) -> bool:
     """A contents page or a list of tables or figures: its captions are entries, not objects."""
     texts = [r["text"] for r in rows]
@@ -1299,10 +1341,22 @@ def read_page(doc: pymupdf.Document, pno: int, *, crop: bool = True) -> dict[str
         grown = _grown_to_rules(obj["bbox"], drawings[:vectors] if obj["region"] != "drawn" else [], obj["kind"], rect)
         owned[id(obj)] = grown if obj["kind"] == "table" else obj["bbox"]
         obj["bbox"] = grown
+    # A figure's NOTEs between its drawing and its caption under it are the figure's, not the clause's.
+    noted: dict[int, dict[str, Any]] = {}
+    for obj in objects:
+        box, cap = obj["bbox"], obj["caption_bbox"]
+        found_below = obj["region"] != "estimate" and box[1] >= cap[3] - 2 and box[3] - box[1] > 30
+        if obj["kind"] == "figure" and not found_below:  # a drawing found under its caption has none
+            column = _column_of(cap, groups, rect) or (rect.x0 + 40, rect.x1 - 40)
+            for ln in notes_over_caption(cap, column, body):
+                noted.setdefault(id(ln), obj)
     # Assign lines: object bodies leave the running text; caption lines stay as anchors.
     flow = []
     for ln in body:
         if ln["bbox"] in title_lines:
+            continue
+        if id(ln) in noted:
+            noted[id(ln)].setdefault("notes", []).append(ln)
             continue
         owner = next((o for o in objects if o["caption_bbox"] != ln["bbox"] and _inside(ln, owned[id(o)])), None)
         if owner is not None and _inside(ln, owner["caption_bbox"]):
@@ -1321,7 +1375,11 @@ def read_page(doc: pymupdf.Document, pno: int, *, crop: bool = True) -> dict[str
             obj["rows"] = cells
             obj["body"] = "\n".join([rows_to_markdown(cells), *notes])
         else:
-            obj["body"] = " ".join(_merge_row(r)["text"] for r in _rows(obj_lines))
+            notes = [  # a row's pieces left to right; pieces that start together (OCR's overlaps) top down
+                " ".join(ln["text"] for ln in sorted(r, key=lambda ln: (round(ln["bbox"][0] / 6), ln["bbox"][1])))
+                for r in _rows(obj.pop("notes", []))
+            ]
+            obj["body"] = "\n".join([" ".join(_merge_row(r)["text"] for r in _rows(obj_lines)), *notes]).strip("\n")
         if crop:
             box = pymupdf.Rect(obj["bbox"]) | pymupdf.Rect(obj["caption_bbox"])
             with MUPDF_LOCK:

@@ -1166,3 +1166,86 @@ def test_a_picture_standing_off_its_caption_over_a_key_is_the_figures() -> None:
     assert _keyed_picture(caption, [picture], paragraph) is None
     assert _keyed_picture(caption, [aside], key) is None  # not over the caption
     assert _keyed_picture(caption, [picture], []) is None  # a blank gap is no key
+
+
+def _figure_page(path: Path, lines: list[tuple[float, str]], drawing: tuple[float, float], picture: bool) -> None:
+    """A page of text lines (top edge, text) and a hatched drawing between two heights, drawn in vector
+    lines or (``picture``) pasted as a picture, as a scan shows it."""
+    doc = pymupdf.open()
+    page = doc.new_page(width=595, height=842)
+    top, bottom = drawing
+    box = pymupdf.Rect(150, top, 440, bottom)
+    if picture:
+        sketch = pymupdf.open()
+        art = sketch.new_page(width=box.width, height=box.height)
+        for k in range(0, int(box.width), 12):
+            art.draw_line((k, box.height), (k + 20, box.height - 20), width=0.8)
+        art.draw_rect(pymupdf.Rect(40, 10, 250, box.height - 30), width=1.5)
+        page.insert_image(box, pixmap=art.get_pixmap(dpi=100))
+    else:
+        for k in range(0, int(box.width), 12):
+            page.draw_line((box.x0 + k, bottom), (box.x0 + k + 20, bottom - 20), width=0.8)
+        page.draw_rect(pymupdf.Rect(box.x0 + 40, top + 10, box.x1 - 40, bottom - 30), width=1.5)
+    for y, text in lines:
+        page.insert_text((90, y + 9), text, fontsize=9)
+    doc.save(path)
+
+
+@pytest.mark.parametrize("picture", [False, True])
+def test_a_figures_notes_between_its_drawing_and_its_caption_under_it_are_the_figures(
+    tmp_path: Path, picture: bool
+) -> None:
+    """EN codes print a figure's NOTEs under the drawing and above its caption ("NOTE 1 reference
+    height ...", "Figure 7.21 - Key for signboards"): they are the figure's, and the clause the page
+    runs on in keeps none of them; the clause's own NOTE above the drawing stays the clause's."""
+    path = tmp_path / "figure-notes.pdf"
+    _figure_page(
+        path,
+        [
+            (80, "(2) The resultant force normal to the signboard should be taken to act at its centre."),
+            (94, "NOTE The value of the eccentricity may be given in the National Annex of the country."),
+            (300, "NOTE 1 reference height: ze = zg + h/2, measured from the ground to the middle"),
+            (312, "of the board, as the drawing above shows it."),
+            (328, "NOTE 2 reference area: Aref = b . h"),
+            (350, "Figure 7.21 - Key for signboards"),
+            (380, "(3) Signboards separated from the ground by a small height should be treated as walls."),
+        ],
+        (120, 285),
+        picture,
+    )
+    with pymupdf.open(path) as pdf:
+        result = extract_page(pdf, 0, crop=False)
+    (figure,) = [o for o in result["objects"] if o["kind"] == "figure"]
+    assert figure["number"] == "7.21"
+    notes = figure["body"].split("\n")[-3:]
+    assert notes == [
+        "NOTE 1 reference height: ze = zg + h/2, measured from the ground to the middle",
+        "of the board, as the drawing above shows it.",
+        "NOTE 2 reference area: Aref = b . h",
+    ]
+    text = "\n".join(ln["text"] for ln in result["lines"])
+    assert "reference height" not in text and "reference area" not in text and "drawing above" not in text
+    assert "NOTE The value of the eccentricity" in text  # the clause's NOTE, above the drawing
+    assert "Signboards separated" in text
+
+
+def test_a_note_that_goes_on_from_a_clauses_text_above_a_caption_stays_the_clauses(tmp_path: Path) -> None:
+    """A NOTE set right under a line of the clause's text, with the caption under it and the drawing
+    under the caption (a figure captioned above): the NOTE goes on from the clause, so the clause
+    keeps it and the figure takes none."""
+    path = tmp_path / "note-above-caption.pdf"
+    _figure_page(
+        path,
+        [
+            (80, "(1) The pressure on the wall should be taken from the zones shown in the following figure."),
+            (94, "NOTE The zones may be defined by the National Annex, which may also give other values."),
+            (112, "Figure 7.5 - Key for vertical walls"),
+        ],
+        (130, 300),
+        False,
+    )
+    with pymupdf.open(path) as pdf:
+        result = extract_page(pdf, 0, crop=False)
+    (figure,) = [o for o in result["objects"] if o["kind"] == "figure"]
+    assert "NOTE" not in figure["body"]
+    assert "NOTE The zones may be defined" in "\n".join(ln["text"] for ln in result["lines"])
