@@ -598,6 +598,25 @@ def notes_over_caption(
     return [ln for row in reversed(run[:top]) for ln in row]
 
 
+def _read_into(cap: dict[str, Any], body: list[dict[str, Any]]) -> bool:
+    """A line that looks like a caption but carries on the sentence of the line right above it ("...
+    Examples are given in" / "Figure E.3. For guyed masts ..."): that line starts where it starts, is
+    set close above it, spans most of its width or more, and ends on a word, no stop."""
+    x0, y0 = cap["bbox"][0], cap["bbox"][1]
+    height = cap["bbox"][3] - y0
+    above = [
+        ln
+        for ln in body
+        if abs(ln["bbox"][0] - x0) <= 3
+        and -0.5 * height <= y0 - ln["bbox"][3] < 0.6 * height  # a scan's boxes may overlap a little
+        and ln["bbox"] != cap["bbox"]
+    ]
+    return any(
+        re.search(r"[a-z]{2,}$", ln["text"].rstrip()) and ln["bbox"][2] - ln["bbox"][0] >= 0.6 * (cap["bbox"][2] - x0)
+        for ln in above
+    )
+
+
 def _is_list_page(rows: list[dict[str, Any]]) -> bool:
     """A contents page or a list of tables or figures: its captions are entries, not objects."""
     texts = [r["text"] for r in rows]
@@ -1219,9 +1238,12 @@ def read_page(doc: pymupdf.Document, pno: int, *, crop: bool = True) -> dict[str
         )
         titled_below = kind == "table" and not regions and _titled_below(cap, body)
         if confirmed or beside or titled_below or parse_caption(cap["text"], strict=True):
-            if any(c[0][:2] == (kind, number) for c in captions):
-                continue  # the same caption twice on a page (a label repeated): the first one
-            captions.append(((kind, number, title), cap))
+            twin = next((i for i, c in enumerate(captions) if c[0][:2] == (kind, number)), None)
+            if twin is None:
+                captions.append(((kind, number, title), cap))
+            elif _read_into(captions[twin][1], body) and not _read_into(cap, body):
+                captions[twin] = ((kind, number, title), cap)  # the first was a sentence naming it
+            # else the same caption twice on a page (a label repeated): the first one
     drawings: list[pymupdf.Rect] = []
     vectors = 0
     if captions or crop or not scanned:

@@ -1249,3 +1249,34 @@ def test_a_note_that_goes_on_from_a_clauses_text_above_a_caption_stays_the_claus
     (figure,) = [o for o in result["objects"] if o["kind"] == "figure"]
     assert "NOTE" not in figure["body"]
     assert "NOTE The zones may be defined" in "\n".join(ln["text"] for ln in result["lines"])
+
+
+@pytest.mark.parametrize("picture", [False, True])
+def test_a_sentence_naming_a_figure_at_a_lines_start_is_no_caption_beside_the_figures_own(
+    tmp_path: Path, picture: bool
+) -> None:
+    """A sentence broken so that its next line opens with the figure's name ("... Examples are given in"
+    / "Figure E.3. For guyed masts ...") reads like a caption; the figure's own caption further down
+    the page is the caption, and the sentence stays in the clause's text."""
+    path = tmp_path / "sentence-naming-a-figure.pdf"
+    _figure_page(
+        path,
+        [
+            (80, "(1) The correlation length should be positioned in the range of antinodes. Examples are given in"),
+            (91, "Figure E.3. For guyed masts and continuous multispan bridges special advice is necessary."),
+            (300, "NOTE If more than one correlation length is shown, it is safe to use them simultaneously."),
+            (325, "Figure E.3 - Examples for application of the correlation length"),
+        ],
+        (120, 285),
+        picture,
+    )
+    with pymupdf.open(path) as pdf:
+        result = extract_page(pdf, 0, crop=False)
+    (figure,) = [o for o in result["objects"] if o["kind"] == "figure"]
+    assert figure["title"] == "Examples for application of the correlation length"
+    assert "positioned" not in figure["body"] and "guyed masts" not in figure["body"]
+    assert figure["body"].endswith(
+        "NOTE If more than one correlation length is shown, it is safe to use them simultaneously."
+    )
+    text = "\n".join(ln["text"] for ln in result["lines"])
+    assert "Examples are given in" in text and "Figure E.3. For guyed masts" in text
