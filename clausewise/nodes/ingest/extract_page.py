@@ -1353,6 +1353,7 @@ def read_page(doc: pymupdf.Document, pno: int, *, crop: bool = True) -> dict[str
                 "caption_bbox": cap["bbox"],
                 "bbox": [round(v, 1) for v in region],
                 "region": source,
+                "reads_on": _read_into(cap, body),  # a sentence naming it at a line's start, maybe
             }
         )
     # A table owns the lines of its box grown to the rules drawn round it (its left cells, outside a

@@ -877,6 +877,8 @@ def build_sections(doc: DocId, title: str, pages: list[dict[str, Any]]) -> dict[
             key = object_key(doc, code)
             body = obj.get("body", "")
             text = obj["caption"] + ("\n" + body if body else "")
+            if key in entries and obj.get("reads_on") and obj["kind"] == "figure" and obj["region"] != "layout":
+                continue  # "... are given in" / "Figure 4.1 (a)) and ...": a sentence, its lines left in the text
             if key in entries:  # continued on a following page
                 prior = entries[key]
                 prior["text"] += "\n" + body

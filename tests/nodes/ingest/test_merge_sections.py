@@ -1675,3 +1675,41 @@ def test_a_chapter_heading_after_another_codes_numbered_clause_follows_the_codes
     assert by_code["1603.12"]["title"] == "Modified Clause Number 12 [Addition]"
     assert by_code["3"]["title"] == "EXISTING BUILDINGS" and by_code["3-1"]["parent"] == "DOD_UFC3-301-01_3"
     assert "CHAPTER 3" not in by_code["26.12.1"]["text"]
+
+
+def test_a_sentence_naming_a_figure_at_a_lines_start_on_a_later_page_does_not_continue_the_figure(
+    tmp_path: Any,
+) -> None:
+    """A clause on a later page whose sentence breaks before "Figure 2.1 (a)) and ..." does not carry the
+    figure on to that page: the figure keeps its own page and the clause its sentence."""
+    import pymupdf
+
+    from clausewise.nodes.ingest.extract_page import read_page
+
+    doc = pymupdf.open()
+    heading = {"fontsize": 11, "fontname": "hebo"}
+    first = doc.new_page(width=595, height=842)
+    first.insert_text((72, 90), "1 Scope", **heading)
+    first.insert_text((72, 110), "(1) This part gives the thermal actions on walls of buildings.", fontsize=9)
+    first.insert_text((72, 160), "(2) The temperature profile is made of the components shown below.", fontsize=9)
+    first.draw_rect(pymupdf.Rect(150, 190, 440, 340), width=1.5)
+    first.insert_text((180, 370), "Figure 2.1: Diagrammatic representation of constituent components", fontsize=9)
+    second = doc.new_page(width=595, height=842)
+    second.insert_text((72, 90), "1.1 Consideration of temperature components", **heading)
+    lines = [
+        "(1)P Both the uniform temperature component of the temperature distribution across the wall (see",
+        "Figure 2.1 (a)) and the linearly varying temperature difference component across the wall (see",
+        "Figure 2.1 (b)) shall be considered for each layer of the structure in turn.",
+    ]
+    for i, line in enumerate(lines):
+        second.insert_text((72, 115 + 11 * i), line, fontsize=9)
+    path = tmp_path / "figure-named-later.pdf"
+    doc.save(path)
+    with pymupdf.open(path) as pdf:
+        pages = [read_page(pdf, i, crop=False) for i in range(len(pdf))]
+    sections = build_sections(DocId("CEN", "EN1991-1-5"), "Thermal actions", pages)
+    by_code = {s["section"]: s for s in sections.values()}
+    figure = by_code["Figure 2.1"]
+    assert figure["pages"] == [1]
+    assert "shall be considered" not in figure["text"] and "Consideration" not in figure["text"]
+    assert "(b)) shall be considered for each layer" in by_code["1.1"]["text"]
