@@ -598,10 +598,12 @@ def notes_over_caption(
     return [ln for row in reversed(run[:top]) for ln in row]
 
 
-def _read_into(cap: dict[str, Any], body: list[dict[str, Any]]) -> bool:
+def _read_into(cap: dict[str, Any], body: list[dict[str, Any]], depth: int = 0) -> bool:
     """A line that looks like a caption but carries on the sentence of the line right above it ("...
     Examples are given in" / "Figure E.3. For guyed masts ..."): that line starts where it starts, is
-    set close above it, spans most of its width or more, and ends on a word, no stop."""
+    set close above it, spans most of its width or more and ends on a word, no stop; a caption there
+    counts only if it carries on a sentence itself ("(see" / "Figure 4.1 (a)) and ... (see" / "Figure
+    4.1 (b)) shall ..."), not one of two captions stacked under pictures side by side."""
     x0, y0 = cap["bbox"][0], cap["bbox"][1]
     height = cap["bbox"][3] - y0
     above = [
@@ -612,7 +614,9 @@ def _read_into(cap: dict[str, Any], body: list[dict[str, Any]]) -> bool:
         and ln["bbox"] != cap["bbox"]
     ]
     return any(
-        re.search(r"[a-z]{2,}$", ln["text"].rstrip()) and ln["bbox"][2] - ln["bbox"][0] >= 0.6 * (cap["bbox"][2] - x0)
+        re.search(r"[a-z]{2,}$", ln["text"].rstrip())
+        and ln["bbox"][2] - ln["bbox"][0] >= 0.6 * (cap["bbox"][2] - x0)
+        and (not parse_caption(ln["text"]) or (depth < 3 and _read_into(ln, body, depth + 1)))
         for ln in above
     )
 

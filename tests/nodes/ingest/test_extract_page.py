@@ -12,6 +12,7 @@ import pymupdf
 import pytest
 
 from clausewise.nodes.ingest.extract_page import (
+    _read_into,
     caption_run_on,
     cell_rows,
     parse_caption,
@@ -1280,3 +1281,27 @@ def test_a_sentence_naming_a_figure_at_a_lines_start_is_no_caption_beside_the_fi
     )
     text = "\n".join(ln["text"] for ln in result["lines"])
     assert "Examples are given in" in text and "Figure E.3. For guyed masts" in text
+
+
+def test_a_caption_line_reads_on_from_a_sentence_not_from_a_caption_stacked_above_it() -> None:
+    """A line opening with "Figure 4.1" carries on the sentence above it ("... (see"), also through a
+    line that itself carries one on ("Figure 4.1 (a)) and ... (see" / "Figure 4.1 (b)) shall ..."), but
+    not under another caption (two captions stacked under pictures side by side) nor under a sentence
+    that ends with a stop."""
+
+    def line(text: str, y: float, x1: float = 520) -> dict[str, Any]:
+        return {"text": text, "bbox": [76.0, y, x1, y + 14]}
+
+    sentence = line("(1)P Both the uniform component of the temperature distribution (see", 380)
+    first = line("Figure 4.1 (a)) and the linearly varying temperature difference component (see", 394)
+    second = line("Figure 4.1 (b)) shall be considered for each layer.", 408, 336)
+    assert _read_into(first, [sentence, first, second])
+    assert _read_into(second, [sentence, first, second])
+    assert not _read_into(first, [first, second])  # nothing above the first: the second is under a caption
+    stacked = [
+        line("Figure 12 Split around fixing in a timber", 380, 300),
+        line("Figure 13 Gap of more than 2 mm", 394, 260),
+    ]
+    assert not _read_into(stacked[1], stacked)
+    ended = [line("(2) The values are given in the figure below.", 380), line("Figure 5.1 - Key for walls", 394, 300)]
+    assert not _read_into(ended[1], ended)
