@@ -567,17 +567,26 @@ def _words_read(text: str) -> bool:
 
 
 def notes_over_caption(
-    cap: list[float], column: tuple[float, float], body: list[dict[str, Any]]
+    cap: list[float], column: tuple[float, float], body: list[dict[str, Any]], drawing: list[float] | None = None
 ) -> list[dict[str, Any]]:
     """The NOTEs a figure prints between its drawing and its caption under it ("NOTE 1 reference
     height ...", then "Figure 7.21 - Key for signboards"): the lines right above the caption, read upwards
     while each is a NOTE's opening or words going on and no wider gap than a NOTE's paragraphs leave,
     up to the topmost NOTE's opening. A drawing's labels end the run, so none of the drawing is taken.
     Where a line of text runs on right above the topmost NOTE, the NOTEs go on from a clause's text
-    (the figure is not between them), and none is taken."""
+    (the figure is not between them), and none is taken. With the ``drawing`` found, only lines under
+    it and across from it or the caption are read: text set beside a picture is not under it."""
     x0, x1 = column
-    above = [ln for ln in body if ln["bbox"][3] <= cap[1] + 2 and ln["bbox"] != cap]
-    rows = [r for r in _rows(above) if any(ln["bbox"][2] > x0 and ln["bbox"][0] < x1 for ln in r)]
+    left, right = (min(cap[0], drawing[0]), max(cap[2], drawing[2])) if drawing else (cap[0], cap[2])
+    floor = drawing[3] - 2 if drawing else -1.0
+    above = [ln for ln in body if floor <= ln["bbox"][1] and ln["bbox"][3] <= cap[1] + 2 and ln["bbox"] != cap]
+    rows = [
+        r
+        for r in _rows(above)
+        if any(ln["bbox"][2] > x0 and ln["bbox"][0] < x1 for ln in r)
+        and max(ln["bbox"][2] for ln in r) > left
+        and min(ln["bbox"][0] for ln in r) < right
+    ]
     run: list[list[dict[str, Any]]] = []
     top = 0
     edge = cap[1]
@@ -1375,7 +1384,7 @@ def read_page(doc: pymupdf.Document, pno: int, *, crop: bool = True) -> dict[str
         found_below = obj["region"] != "estimate" and box[1] >= cap[3] - 2 and box[3] - box[1] > 30
         if obj["kind"] == "figure" and not found_below:  # a drawing found under its caption has none
             column = _column_of(cap, groups, rect) or (rect.x0 + 40, rect.x1 - 40)
-            for ln in notes_over_caption(cap, column, body):
+            for ln in notes_over_caption(cap, column, body, None if obj["region"] == "estimate" else box):
                 noted.setdefault(id(ln), obj)
     # Assign lines: object bodies leave the running text; caption lines stay as anchors.
     flow = []

@@ -1305,3 +1305,34 @@ def test_a_caption_line_reads_on_from_a_sentence_not_from_a_caption_stacked_abov
     assert not _read_into(stacked[1], stacked)
     ended = [line("(2) The values are given in the figure below.", 380), line("Figure 5.1 - Key for walls", 394, 300)]
     assert not _read_into(ended[1], ended)
+
+
+def test_text_set_beside_a_picture_is_not_the_notes_of_the_figure_under_it(tmp_path: Path) -> None:
+    """A guide sets a photo at the right of its text, the caption under the photo: the text at the
+    left, a "Note:" line opening it, is beside the photo, not between photo and caption, and stays
+    the section's."""
+    doc = pymupdf.open()
+    page = doc.new_page(width=595, height=842)
+    photo = pymupdf.open()
+    art = photo.new_page(width=150, height=110)
+    art.draw_rect(pymupdf.Rect(5, 5, 145, 105), color=(0.3, 0.2, 0.1), fill=(0.6, 0.5, 0.4))
+    page.insert_image(pymupdf.Rect(368, 430, 520, 542), pixmap=art.get_pixmap(dpi=100))
+    lines = [
+        "Note: Information on acceptable grades of timber weatherboards is available from the grading rules.",
+        "CUPPING/GAPS",
+        "Gaps resulting from missing plugs or scribers between the",
+        "board profile and window or other facings (where specified).",
+        "Gaps between laps of up to 2 mm per 150 mm width of fully painted",
+        "weatherboards with a light reflectance value of 40% or more.",
+    ]
+    for i, text in enumerate(lines):  # down to just above the caption's line
+        page.insert_text((76, 480 + 12 * i), text, fontsize=8)
+    page.insert_text((368, 560), "Figure 13 Gap of more than 2 mm between", fontsize=8)
+    path = tmp_path / "beside.pdf"
+    doc.save(path)
+    with pymupdf.open(path) as pdf:
+        result = extract_page(pdf, 0, crop=False)
+    (figure,) = [o for o in result["objects"] if o["kind"] == "figure"]
+    assert "Note" not in figure["body"] and "weatherboards" not in figure["body"]
+    text = "\n".join(ln["text"] for ln in result["lines"])
+    assert "Note: Information on acceptable grades" in text and "light reflectance value" in text
