@@ -1169,9 +1169,12 @@ def test_a_picture_standing_off_its_caption_over_a_key_is_the_figures() -> None:
     assert _keyed_picture(caption, [picture], []) is None  # a blank gap is no key
 
 
-def _figure_page(path: Path, lines: list[tuple[float, str]], drawing: tuple[float, float], picture: bool) -> None:
+def _figure_page(
+    path: Path, lines: list[tuple[float, str]], drawing: tuple[float, float], picture: bool
+) -> tuple[dict[str, Any], str]:
     """A page of text lines (top edge, text) and a hatched drawing between two heights, drawn in vector
-    lines or (``picture``) pasted as a picture, as a scan shows it."""
+    lines or (``picture``) pasted as a picture, as a scan shows it; read, its one figure and its
+    running text."""
     doc = pymupdf.open()
     page = doc.new_page(width=595, height=842)
     top, bottom = drawing
@@ -1190,6 +1193,10 @@ def _figure_page(path: Path, lines: list[tuple[float, str]], drawing: tuple[floa
     for y, text in lines:
         page.insert_text((90, y + 9), text, fontsize=9)
     doc.save(path)
+    with pymupdf.open(path) as pdf:
+        result = extract_page(pdf, 0, crop=False)
+    (figure,) = [o for o in result["objects"] if o["kind"] == "figure"]
+    return figure, "\n".join(ln["text"] for ln in result["lines"])
 
 
 @pytest.mark.parametrize("picture", [False, True])
@@ -1199,9 +1206,8 @@ def test_a_figures_notes_between_its_drawing_and_its_caption_under_it_are_the_fi
     """EN codes print a figure's NOTEs under the drawing and above its caption ("NOTE 1 reference
     height ...", "Figure 7.21 - Key for signboards"): they are the figure's, and the clause the page
     runs on in keeps none of them; the clause's own NOTE above the drawing stays the clause's."""
-    path = tmp_path / "figure-notes.pdf"
-    _figure_page(
-        path,
+    figure, text = _figure_page(
+        tmp_path / "figure-notes.pdf",
         [
             (80, "(2) The resultant force normal to the signboard should be taken to act at its centre."),
             (94, "NOTE The value of the eccentricity may be given in the National Annex of the country."),
@@ -1214,9 +1220,6 @@ def test_a_figures_notes_between_its_drawing_and_its_caption_under_it_are_the_fi
         (120, 285),
         picture,
     )
-    with pymupdf.open(path) as pdf:
-        result = extract_page(pdf, 0, crop=False)
-    (figure,) = [o for o in result["objects"] if o["kind"] == "figure"]
     assert figure["number"] == "7.21"
     notes = figure["body"].split("\n")[-3:]
     assert notes == [
@@ -1224,7 +1227,6 @@ def test_a_figures_notes_between_its_drawing_and_its_caption_under_it_are_the_fi
         "of the board, as the drawing above shows it.",
         "NOTE 2 reference area: Aref = b . h",
     ]
-    text = "\n".join(ln["text"] for ln in result["lines"])
     assert "reference height" not in text and "reference area" not in text and "drawing above" not in text
     assert "NOTE The value of the eccentricity" in text  # the clause's NOTE, above the drawing
     assert "Signboards separated" in text
@@ -1234,9 +1236,8 @@ def test_a_note_that_goes_on_from_a_clauses_text_above_a_caption_stays_the_claus
     """A NOTE set right under a line of the clause's text, with the caption under it and the drawing
     under the caption (a figure captioned above): the NOTE goes on from the clause, so the clause
     keeps it and the figure takes none."""
-    path = tmp_path / "note-above-caption.pdf"
-    _figure_page(
-        path,
+    figure, text = _figure_page(
+        tmp_path / "note-above-caption.pdf",
         [
             (80, "(1) The pressure on the wall should be taken from the zones shown in the following figure."),
             (94, "NOTE The zones may be defined by the National Annex, which may also give other values."),
@@ -1245,11 +1246,8 @@ def test_a_note_that_goes_on_from_a_clauses_text_above_a_caption_stays_the_claus
         (130, 300),
         False,
     )
-    with pymupdf.open(path) as pdf:
-        result = extract_page(pdf, 0, crop=False)
-    (figure,) = [o for o in result["objects"] if o["kind"] == "figure"]
     assert "NOTE" not in figure["body"]
-    assert "NOTE The zones may be defined" in "\n".join(ln["text"] for ln in result["lines"])
+    assert "NOTE The zones may be defined" in text
 
 
 @pytest.mark.parametrize("picture", [False, True])
@@ -1259,9 +1257,8 @@ def test_a_sentence_naming_a_figure_at_a_lines_start_is_no_caption_beside_the_fi
     """A sentence broken so that its next line opens with the figure's name ("... Examples are given in"
     / "Figure E.3. For guyed masts ...") reads like a caption; the figure's own caption further down
     the page is the caption, and the sentence stays in the clause's text."""
-    path = tmp_path / "sentence-naming-a-figure.pdf"
-    _figure_page(
-        path,
+    figure, text = _figure_page(
+        tmp_path / "sentence-naming-a-figure.pdf",
         [
             (80, "(1) The correlation length should be positioned in the range of antinodes. Examples are given in"),
             (91, "Figure E.3. For guyed masts and continuous multispan bridges special advice is necessary."),
@@ -1271,15 +1268,11 @@ def test_a_sentence_naming_a_figure_at_a_lines_start_is_no_caption_beside_the_fi
         (120, 285),
         picture,
     )
-    with pymupdf.open(path) as pdf:
-        result = extract_page(pdf, 0, crop=False)
-    (figure,) = [o for o in result["objects"] if o["kind"] == "figure"]
     assert figure["title"] == "Examples for application of the correlation length"
     assert "positioned" not in figure["body"] and "guyed masts" not in figure["body"]
     assert figure["body"].endswith(
         "NOTE If more than one correlation length is shown, it is safe to use them simultaneously."
     )
-    text = "\n".join(ln["text"] for ln in result["lines"])
     assert "Examples are given in" in text and "Figure E.3. For guyed masts" in text
 
 
