@@ -148,6 +148,7 @@ def _rows(lines: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
     return [sorted(row, key=lambda ln: ln["bbox"][0]) for row in rows]
 
 
+TALL_GLYPH = 1.5  # a glyph boxed this many times its font's height at its size is measured from its baseline
 CELL_GAP = 12.0  # points between two pieces of one baseline that make them cells of a table
 
 
@@ -711,9 +712,11 @@ def _invisible_text(raw: dict[str, Any]) -> bool:
     return hidden > 0.5 * max(1, sum(len(sp["text"]) for sp in spans))
 
 
-def _page_lines(raw: dict[str, Any], turn: Any) -> list[dict[str, Any]]:
+def _page_lines(raw: dict[str, Any], turn: Any, typeset: bool = False) -> list[dict[str, Any]]:
     """Text lines with their box and typography: font size, whether the line is bold, and the bold
-    words a line opens with when the rest is not ("7.3.3 Terrain category. The ..." run-in heads)."""
+    words a line opens with when the rest is not ("7.3.3 Terrain category. The ..." run-in heads).
+    On a ``typeset`` page (text drawn, not an OCR layer) a line's box is measured from its spans'
+    baselines (:func:`_typeset_box`)."""
     lines = []
     for block in raw["blocks"]:
         for line in block.get("lines", []):
@@ -721,7 +724,8 @@ def _page_lines(raw: dict[str, Any], turn: Any) -> list[dict[str, Any]]:
             text = re.sub(r"\s+", " ", "".join(_span_text(span) for span in line["spans"])).strip()
             if not text or not spans:
                 continue
-            box = pymupdf.Rect(line["bbox"]) * turn if turn is not None else line["bbox"]
+            box = _typeset_box(line["bbox"], spans) if typeset else line["bbox"]
+            box = pymupdf.Rect(box) * turn if turn is not None else box
             weights = [(len(re.sub(r"\W", "", sp["text"])), _is_bold(sp)) for sp in spans]
             chars = sum(w for w, _ in weights) or 1
             bold_chars = sum(w for w, b in weights if b)
@@ -743,6 +747,32 @@ def _page_lines(raw: dict[str, Any], turn: Any) -> list[dict[str, Any]]:
                 }
             )
     return lines
+
+
+def _typeset_box(bbox: Any, spans: list[dict[str, Any]]) -> list[float]:
+    """A typeset line's box, its height that of its type: a glyph whose box runs far above and below
+    its line (a math font's "Ω" in "overstrength factor, Ω, is greater than", boxed 50 pt high on a
+    9 pt line) is measured from its baseline, by its font's ascender and descender, so the line is
+    not read as level with the lines above and below it (UFC 3-301-01 Table 3-1's note b. had been
+    read into note a.'s row). Lines without such a glyph keep their box."""
+    if not any(_tall(sp) for sp in spans):
+        return list(bbox)
+    tops, bottoms = [], []
+    for sp in spans:
+        if _tall(sp):
+            base, size = sp["origin"][1], sp["size"]
+            tops.append(base - sp.get("ascender", 0.8) * size)
+            bottoms.append(base - sp.get("descender", -0.2) * size)
+        else:
+            tops.append(sp["bbox"][1])
+            bottoms.append(sp["bbox"][3])
+    return [bbox[0], min(tops), bbox[2], max(bottoms)]
+
+
+def _tall(span: dict[str, Any]) -> bool:
+    """A span boxed over half as high again as its font's ascender to descender at its size."""
+    height = span["bbox"][3] - span["bbox"][1]
+    return height > TALL_GLYPH * span["size"] * (span.get("ascender", 0.8) - span.get("descender", -0.2))
 
 
 def _split_bands(lines: list[dict[str, Any]], rect: Any) -> tuple[list[dict[str, Any]], ...]:
@@ -1196,7 +1226,7 @@ def read_page(doc: pymupdf.Document, pno: int, *, crop: bool = True) -> dict[str
         turn = page.rotation_matrix if page.rotation else None
     area = rect.width * rect.height
     scanned = any(r.width * r.height > 0.8 * area for r in images)  # text is an OCR layer over a picture
-    lines = _page_lines(raw, turn)
+    lines = _page_lines(raw, turn, typeset=not scanned and not _invisible_text(raw))
     header, footer, body = _split_bands(lines, rect)
     # A drawing's labels are read as such on a born-digital page only: a scan's text layer (over a
     # picture, or set invisible over one) has a table's values and OCR's broken words as short lines.

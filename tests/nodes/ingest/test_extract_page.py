@@ -12,7 +12,9 @@ import pymupdf
 import pytest
 
 from clausewise.nodes.ingest.extract_page import (
+    _page_lines,
     _read_into,
+    _rows,
     caption_run_on,
     cell_rows,
     parse_caption,
@@ -1329,3 +1331,67 @@ def test_text_set_beside_a_picture_is_not_the_notes_of_the_figure_under_it(tmp_p
     assert "Note" not in figure["body"] and "weatherboards" not in figure["body"]
     text = "\n".join(ln["text"] for ln in result["lines"])
     assert "Note: Information on acceptable grades" in text and "light reflectance value" in text
+
+
+def _span(text: str, x: float, box: tuple[float, float], base: float, size: float = 9.0) -> dict[str, Any]:
+    return {
+        "text": text,
+        "bbox": [x, box[0], x + 6 * len(text), box[1]],
+        "origin": (x, base),
+        "size": size,
+        "ascender": 0.8,
+        "descender": -0.2,
+        "font": "ArialMT",
+        "flags": 0,
+    }
+
+
+def _raw_line(*spans: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "bbox": [
+            min(s["bbox"][0] for s in spans),
+            min(s["bbox"][1] for s in spans),
+            max(s["bbox"][2] for s in spans),
+            max(s["bbox"][3] for s in spans),
+        ],
+        "spans": list(spans),
+    }
+
+
+def _lettered_notes(ohm_box: tuple[float, float]) -> dict[str, Any]:
+    """A table's lettered notes as PyMuPDF gives them: the letters in a column of their own, and note b.
+    with a math font's "Ω" (boxed ``ohm_box``: 50 pt high on a 9 pt line, as UFC 3-301-01 sets it)."""
+    lines = [
+        _raw_line(_span("a.", 60, (480, 493), 490)),
+        _raw_line(_span("Response modification coefficient, R, for use throughout.", 81, (480, 493), 490)),
+        _raw_line(_span("b.", 60, (495, 507), 504)),
+        _raw_line(
+            _span("Where the overstrength factor, ", 81, (494.5, 506.8), 503.9),
+            _span("Ω", 267, ohm_box, 503.9),
+            _span(", is greater than 2, it may be reduced", 275, (494.5, 506.8), 503.9),
+        ),
+        _raw_line(_span("with flexible diaphragms.", 81, (505, 517), 514)),
+        _raw_line(_span("c.", 60, (519, 532), 529)),
+        _raw_line(_span("Deflection amplification factor, Cd, for use in 12.8.6.", 81, (519, 532), 529)),
+    ]
+    return {"blocks": [{"lines": [ln]} for ln in lines]}
+
+
+def test_a_math_glyph_boxed_far_above_its_line_leaves_the_line_in_its_row() -> None:
+    """A typeset glyph boxed far above and below its line (a math font's Ω) is measured from its
+    baseline: note b. stays in its own row after note a.'s, where the glyph's box had put its line
+    level with note a. (and note b.'s text before a.'s)."""
+    rows = [
+        " ".join(ln["text"] for ln in row)
+        for row in _rows(_page_lines(_lettered_notes((475.8, 526.1)), None, typeset=True))
+    ]
+    assert rows[0].startswith("a. Response modification")
+    assert rows[1].startswith("b. Where the overstrength factor")
+    assert rows[2] == "with flexible diaphragms."
+    assert rows[3].startswith("c. Deflection")
+    # a scan's text layer keeps its boxes: they are the words' extent on the picture
+    scan = _page_lines(_lettered_notes((475.8, 526.1)), None)
+    assert [ln["bbox"][1] for ln in scan if ln["text"].startswith("Where")] == [475.8]
+    # and a typeset line without such a glyph keeps the box PyMuPDF gives it
+    plain = _page_lines(_lettered_notes((494.5, 506.8)), None, typeset=True)
+    assert [ln["bbox"] for ln in plain if ln["text"].startswith("Where")] == [[81, 494.5, 275 + 6 * 38, 506.8]]
