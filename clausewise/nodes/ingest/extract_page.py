@@ -724,7 +724,7 @@ def _page_lines(raw: dict[str, Any], turn: Any, typeset: bool = False) -> list[d
             text = re.sub(r"\s+", " ", "".join(_span_text(span) for span in line["spans"])).strip()
             if not text or not spans:
                 continue
-            box = _typeset_box(line["bbox"], spans) if typeset else line["bbox"]
+            box = _typeset_box(line["bbox"], spans) if typeset and _level(line) else line["bbox"]
             box = pymupdf.Rect(box) * turn if turn is not None else box
             weights = [(len(re.sub(r"\W", "", sp["text"])), _is_bold(sp)) for sp in spans]
             chars = sum(w for w, _ in weights) or 1
@@ -754,7 +754,8 @@ def _typeset_box(bbox: Any, spans: list[dict[str, Any]]) -> list[float]:
     its line (a math font's "Ω" in "overstrength factor, Ω, is greater than", boxed 50 pt high on a
     9 pt line) is measured from its baseline, by its font's ascender and descender, so the line is
     not read as level with the lines above and below it (UFC 3-301-01 Table 3-1's note b. had been
-    read into note a.'s row). Lines without such a glyph keep their box."""
+    read into note a.'s row). Lines without such a glyph keep their box; so does a line set at an angle
+    (:func:`_level`), whose box is as tall as its text is long."""
     if not any(_tall(sp) for sp in spans):
         return list(bbox)
     tops, bottoms = [], []
@@ -769,10 +770,18 @@ def _typeset_box(bbox: Any, spans: list[dict[str, Any]]) -> list[float]:
     return [bbox[0], min(tops), bbox[2], max(bottoms)]
 
 
+def _level(line: dict[str, Any]) -> bool:
+    """A line written left to right along the page (not a column head turned upright)."""
+    dx, dy = line.get("dir", (1.0, 0.0))
+    return dx > 0.99 and abs(dy) < 0.01
+
+
 def _tall(span: dict[str, Any]) -> bool:
     """A span boxed over half as high again as its font's ascender to descender at its size."""
     height = span["bbox"][3] - span["bbox"][1]
-    return height > TALL_GLYPH * span["size"] * (span.get("ascender", 0.8) - span.get("descender", -0.2))
+    return span["size"] > 0 and height > TALL_GLYPH * span["size"] * (
+        span.get("ascender", 0.8) - span.get("descender", -0.2)
+    )
 
 
 def _split_bands(lines: list[dict[str, Any]], rect: Any) -> tuple[list[dict[str, Any]], ...]:

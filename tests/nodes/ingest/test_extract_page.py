@@ -1392,6 +1392,13 @@ def test_a_math_glyph_boxed_far_above_its_line_leaves_the_line_in_its_row() -> N
     # a scan's text layer keeps its boxes: they are the words' extent on the picture
     scan = _page_lines(_lettered_notes((475.8, 526.1)), None)
     assert [ln["bbox"][1] for ln in scan if ln["text"].startswith("Where")] == [475.8]
+    # a line turned upright (a column head) is as tall as its text is long: it keeps its box
+    upright = _lettered_notes((475.8, 526.1))
+    for block in upright["blocks"]:
+        block["lines"][0]["dir"] = (0.0, -1.0)
+    assert [ln["bbox"][1] for ln in _page_lines(upright, None, typeset=True) if ln["text"].startswith("Where")] == [
+        475.8
+    ]
     # and a typeset line without such a glyph keeps the box PyMuPDF gives it
     plain = _page_lines(_lettered_notes((494.5, 506.8)), None, typeset=True)
     assert [ln["bbox"] for ln in plain if ln["text"].startswith("Where")] == [[81, 494.5, 275 + 6 * 38, 506.8]]
