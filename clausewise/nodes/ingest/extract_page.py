@@ -1235,11 +1235,12 @@ def read_page(doc: pymupdf.Document, pno: int, *, crop: bool = True) -> dict[str
         turn = page.rotation_matrix if page.rotation else None
     area = rect.width * rect.height
     scanned = any(r.width * r.height > 0.8 * area for r in images)  # text is an OCR layer over a picture
-    lines = _page_lines(raw, turn, typeset=not scanned and not _invisible_text(raw))
+    typeset = not scanned and not _invisible_text(raw)  # not a scan's text layer (over a picture, or invisible)
+    lines = _page_lines(raw, turn, typeset=typeset)
     header, footer, body = _split_bands(lines, rect)
     # A drawing's labels are read as such on a born-digital page only: a scan's text layer (over a
     # picture, or set invisible over one) has a table's values and OCR's broken words as short lines.
-    groups = reading_groups(body, labels=not scanned and not _invisible_text(raw))
+    groups = reading_groups(body, labels=typeset)
 
     candidates = []
     all_rows = _rows_in_order(groups)
