@@ -550,11 +550,7 @@ def test_a_scans_centred_caption_line_a_little_larger_and_off_centre_is_the_capt
     offset = 300 + 9 - pymupdf.get_text_length(second, fontsize=11.4) / 2
     page.insert_text((offset, 334), second, fontsize=11.4)
     page.insert_text((60, 380), "(2) The drift length is given in 5.3.6(3).", fontsize=10)
-    path = tmp_path / "scan_caption.pdf"
-    doc.save(path)
-    with pymupdf.open(path) as pdf:
-        result = extract_page(pdf, 0, crop=False)
-    (figure,) = [o for o in result["objects"] if o["kind"] == "figure"]
+    figure, _ = _read_figure(doc, tmp_path / "scan_caption.pdf")
     assert figure["title"] == "Snow load shape coefficients for roofs abutting to taller construction works"
 
 
@@ -1194,6 +1190,11 @@ def _figure_page(
         page.draw_rect(pymupdf.Rect(box.x0 + 40, top + 10, box.x1 - 40, bottom - 30), width=1.5)
     for y, text in lines:
         page.insert_text((90, y + 9), text, fontsize=9)
+    return _read_figure(doc, path)
+
+
+def _read_figure(doc: pymupdf.Document, path: Path) -> tuple[dict[str, Any], str]:
+    """The page saved to ``path`` and read: its one figure and its running text."""
     doc.save(path)
     with pymupdf.open(path) as pdf:
         result = extract_page(pdf, 0, crop=False)
@@ -1323,13 +1324,8 @@ def test_text_set_beside_a_picture_is_not_the_notes_of_the_figure_under_it(tmp_p
     for i, text in enumerate(lines):  # down to just above the caption's line
         page.insert_text((76, 480 + 12 * i), text, fontsize=8)
     page.insert_text((368, 560), "Figure 13 Gap of more than 2 mm between", fontsize=8)
-    path = tmp_path / "beside.pdf"
-    doc.save(path)
-    with pymupdf.open(path) as pdf:
-        result = extract_page(pdf, 0, crop=False)
-    (figure,) = [o for o in result["objects"] if o["kind"] == "figure"]
+    figure, text = _read_figure(doc, tmp_path / "beside.pdf")
     assert "Note" not in figure["body"] and "weatherboards" not in figure["body"]
-    text = "\n".join(ln["text"] for ln in result["lines"])
     assert "Note: Information on acceptable grades" in text and "light reflectance value" in text
 
 
