@@ -494,8 +494,11 @@ def rank(
         lifted = learned
     ordered = _drawn_after_key(_restated_last(_twins_apart(ordered)), cites)
     # The sections the question names by number come first (no lift to what they cite: the question
-    # named them, not their references).
-    named = state.get("named") or {}
+    # named them, not their references), but not a heading over subclauses the answer holds, with
+    # (almost) no text of its own ("E.1 Vortex shedding", "APPENDIX B ..."): its subclauses are what
+    # there is to read, so it stays where its signals put it.
+    over = {(read.section(p["key"]) or {}).get("parent") for p in ordered}
+    named = {k for k in state.get("named") or {} if not (k in over and features.get(k, {}).get("heading_only"))}
     ordered = [p for p in ordered if p["key"] in named] + [p for p in ordered if p["key"] not in named]
     ordered = _paragraph_runs(read, ordered, joinable)
     chars = 0

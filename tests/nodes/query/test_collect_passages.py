@@ -225,6 +225,20 @@ def test_the_sections_the_question_names_come_first_without_lifting_what_they_ci
     assert [p["key"] for p in plain][0] == k("5.2")
 
 
+def test_a_named_section_that_is_only_its_heading_is_not_put_first() -> None:
+    """5.3 is a heading over subclauses, and 5.3.1 is in the answer: named by number, 5.3 has nothing
+    to read, so it stays where its signals put it (after 5.2); 4.1, named, with a line of text,
+    still comes first. Without its subclause in the answer, 5.3 named comes first."""
+    similarity = {k("5.2"): 0.6, k("4.1"): 0.3, k("5.3"): 0.5, k("5.3.1"): 0.2, k("7.1"): 0.1}
+    state = {"search_question": "q", "named": {k("4.1"): "*", k("5.3"): "*"}}
+    order = [p["key"] for p in rank(deps_with(), state, [passage(key) for key in similarity], [similarity])]  # type: ignore[arg-type]
+    assert order[0] == k("4.1")
+    assert order.index(k("5.2")) < order.index(k("5.3"))
+    del similarity[k("5.3.1")]
+    alone = [p["key"] for p in rank(deps_with(), state, [passage(key) for key in similarity], [similarity])]  # type: ignore[arg-type]
+    assert set(alone[:2]) == {k("4.1"), k("5.3")}
+
+
 def test_a_reference_to_a_clause_with_text_lifts_that_clause() -> None:
     similarity = {k("5.2"): 0.1, k("5.3.1"): 0.1, k("7.1"): 0.3, k("8.1"): 0.9}
     ranked = rank(deps_with(), {"search_question": "q"}, [passage(key) for key in similarity], [similarity])  # type: ignore[arg-type]
