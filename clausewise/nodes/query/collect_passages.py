@@ -497,7 +497,7 @@ def rank(
     # named them, not their references), but not a heading over subclauses the answer holds, with
     # (almost) no text of its own ("E.1 Vortex shedding", "APPENDIX B ..."): its subclauses are what
     # there is to read, so it stays where its signals put it.
-    over = {(read.section(p["key"]) or {}).get("parent") for p in ordered}
+    over = {up for key, (up, _) in family.items() if up != key}  # the sections the answer holds subclauses of
     named = {k for k in state.get("named") or {} if not (k in over and features.get(k, {}).get("heading_only"))}
     ordered = [p for p in ordered if p["key"] in named] + [p for p in ordered if p["key"] not in named]
     ordered = _paragraph_runs(read, ordered, joinable)
