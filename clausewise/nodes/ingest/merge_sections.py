@@ -1003,6 +1003,7 @@ def _table_notes(entries: dict[str, dict[str, Any]]) -> None:
             start and (line_end := text.find("\n", start)) > 0 and not CHANGE_MARK.sub("", text[start:line_end]).strip()
         ):
             start = line_end + 1  # a line of change marks alone ("\\4\\ /4/") where a note was deleted
+        below = start
         skipped = bool(start) and not _note_opens(entry, text, start, runs_on)
         if skipped:
             # a line of the table's own under its grid ("FOR SI: 1 foot = 304.8 mm") before its lettered
@@ -1017,7 +1018,9 @@ def _table_notes(entries: dict[str, dict[str, Any]]) -> None:
             end = _note_end(text, start, page_map, page, MAX_TABLE_NOTE_CHARS)
             if skipped and _note_letters(text, start, end)[:2] != ["a", "b"]:
                 start = 0  # one line "a ..." after a line of the clause is no series of notes
-        if not start:  # the table's own lettered notes ("i." its last) going on at the next page's top ("j.")
+        if not start and (end := _key_overleaf(entry, text, below, page_map)):
+            start = below  # the table filled its pages; its key and notes open the page after
+        elif not start:  # the table's own lettered notes ("i." its last) going on at the next page's top ("j.")
             start = _next_page_notes(entry, text, page_map)
             if not start:
                 continue
@@ -1041,6 +1044,48 @@ def _table_notes(entries: dict[str, dict[str, Any]]) -> None:
                     entry["pages"] = sorted(set(entry["pages"]) | {p})
         entry["text"] += "\n" + note
         _cut(parent, start, end)
+
+
+_KEY = re.compile(r"([A-Z]{2,6}|\d{1,4})(?=\s*[-–—:]?\s+\S)")  # "NBM - No benchmark ...", "1 Building Type ..."
+
+
+def _key_overleaf(entry: dict[str, Any], text: str, start: int, page_map: list[list[int]]) -> int:
+    """A table that fills its pages, its caption on the first, and its key and notes at the top of the
+    page after its last, with no caption there (UFC 3-301-01's Table 4-2: "LS Only buildings ...", "NBM -
+    No benchmark year ...", "1 Building Type refers ...", "NBC - ...", "1982 - TM 5-809-10 ..."): the
+    clause's text resumes there with them, and they are the table's. A line of the key opens with what
+    the table's cells print ("LS", "NBM", "1982") or with the next number of notes numbered from 1; a
+    line that opens with neither goes on with the line above when that ends mid-sentence or when it
+    opens in lower case ("a. The building ..."), and one line of neither (a sentence, a list's title)
+    is the key's when the key goes on right after it. Where the end of the key is: ``start`` when the
+    lines there are no key (two lines of it at least), else where its last line ends."""
+    page = page_at(page_map, start, 0)
+    if not start or page != entry["pages"][-1] + 1 or [start, page] not in page_map:
+        return 0
+    cells = entry["text"]
+    number, keyed, end, loose = 1, 0, 0, False
+    lines = text[start:].split("\n")
+    at = start
+    for k, line in enumerate(lines):
+        token = key.group(1) if (key := _KEY.match(line)) else ""
+        in_cells = re.search(r"(?<![A-Za-z0-9])" + re.escape(token), cells) is not None
+        printed = (not token.isdigit() or len(token) == 4) and in_cells
+        opens = bool(token) and (token == str(number) or printed)
+        if k == 0 and not opens:
+            return 0
+        if opens:
+            number += token == str(number)
+            keyed, end, loose = keyed + 1, at + len(line), False
+        elif _PARAGRAPH_START.match(line) or parse_caption(line) or not line.strip():
+            break
+        elif line[:1].islower() or not lines[k - 1].rstrip().endswith((".", ":", ";")):
+            end = at + len(line) if not loose else end
+        elif loose:
+            break
+        else:
+            loose = True  # one line of neither: the key's if it goes on after it
+        at += len(line) + 1
+    return end if keyed >= 2 else 0
 
 
 def _next_page_notes(entry: dict[str, Any], text: str, page_map: list[list[int]]) -> int:

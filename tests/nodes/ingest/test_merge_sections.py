@@ -1713,3 +1713,47 @@ def test_a_sentence_naming_a_figure_at_a_lines_start_on_a_later_page_does_not_co
     assert figure["pages"] == [1]
     assert "shall be considered" not in figure["text"] and "Consideration" not in figure["text"]
     assert "(b)) shall be considered for each layer" in by_code["1.1"]["text"]
+
+
+def test_a_key_and_notes_opening_the_page_after_a_table_that_fills_its_pages_are_the_tables() -> None:
+    """A table that fills its pages, its caption on the first, with its key and numbered notes at the
+    top of the page after its last and no caption there: the lines that open with what its cells print
+    ("LS", "NBM", "1988") or with the next note's number, the lines going on from them, and one
+    sentence between them are the table's, up to the clause's next paragraph. Where that page opens
+    with the clause's own words, or with a token the table does not print, it stays the clause's."""
+    from clausewise.nodes.ingest.merge_sections import _table_notes
+
+    caption = "Table 4-2 Benchmark Years for Buildings"
+    head = f"4-3.2.2 Repairs\nIf repairs are made, the requirements must be met.\n{caption}\n"
+    key = (
+        "LS Only buildings evaluated to the Life Safety level may be considered Benchmark Buildings.\n"
+        "NBM - No benchmark year; buildings need to be evaluated.\n"
+        "1 Building Type refers to one of the Common Building Types defined in\n"
+        "the standard's Table 3-1.\n2 Buildings on hillside sites must not be considered Benchmark Buildings.\n"
+        "Years shown in table refer to editions of document.\n"
+        "1988 - TM 5-809-10-2, Seismic Design Guidelines for Upgrading Existing Buildings."
+    )
+    rows = "| Building Type1,2 | UBC LS | IO |\n| Wood Frame | 1976 | NBM |\n| Steel Frame | 1988 | LS |"
+
+    def entries_for(after: str) -> dict[str, dict[str, Any]]:
+        return {
+            "X_4-3.2.2": _clause_entry(head + after, [[0, 99], [len(head) - len(caption) - 1, 100], [len(head), 103]]),
+            "X_table_4-2": _table_entry("X_4-3.2.2", caption, rows, [[0, 100], [40, 101], [80, 102]]),
+        }
+
+    entries = entries_for(key + "\n(2) The clause goes on.")
+    _table_notes(entries)
+    table, clause = entries["X_table_4-2"], entries["X_4-3.2.2"]
+    assert table["text"].endswith(f"| Steel Frame | 1988 | LS |\n{key}")
+    assert table["pages"] == [100, 101, 102, 103] and table["page_map"][-1] == [table["text"].index("LS Only"), 103]
+    assert clause["text"] == f"{head}(2) The clause goes on."
+    for own in (
+        "The existing structure must be evaluated in accordance with the standard.\n1 More text.",
+        "GSREB - Guidelines for Seismic Retrofit of Existing Buildings.\nNBM - No benchmark year.",
+        "3 Buildings on hillside sites must be evaluated.\nNBM - No benchmark year.",
+        "LS Only buildings evaluated to the Life Safety level.\nThe clause goes on in a paragraph of its own.",
+    ):
+        entries = entries_for(own)
+        before = entries["X_4-3.2.2"]["text"]
+        _table_notes(entries)
+        assert entries["X_4-3.2.2"]["text"] == before, own
