@@ -1020,6 +1020,7 @@ def _table_notes(entries: dict[str, dict[str, Any]]) -> None:
                 start = 0  # one line "a ..." after a line of the clause is no series of notes
         if not start and (end := _key_overleaf(entry, text, below, page_map)):
             start = below  # the table filled its pages; its key and notes open the page after
+            page = page_at(page_map, end, default=entry["pages"][-1])
         elif not start:  # the table's own lettered notes ("i." its last) going on at the next page's top ("j.")
             start = _next_page_notes(entry, text, page_map)
             if not start:
@@ -1057,8 +1058,8 @@ def _key_overleaf(entry: dict[str, Any], text: str, start: int, page_map: list[l
     the table's cells print ("LS", "NBM", "1982") or with the next number of notes numbered from 1; a
     line that opens with neither goes on with the line above when that ends mid-sentence or when it
     opens in lower case ("a. The building ..."), and one line of neither (a sentence, a list's title)
-    is the key's when the key goes on right after it. Where the end of the key is: ``start`` when the
-    lines there are no key (two lines of it at least), else where its last line ends."""
+    is the key's when the key goes on right after it. Returns where the key's last line ends, or 0 when
+    the lines there are no key (it takes two lines of it at least)."""
     page = page_at(page_map, start, 0)
     if not start or page != entry["pages"][-1] + 1 or [start, page] not in page_map:
         return 0
