@@ -1069,9 +1069,13 @@ def _key_overleaf(entry: dict[str, Any], text: str, start: int, page_map: list[l
     at = start
     for k, line in enumerate(lines):
         token = key.group(1) if (key := _KEY.match(line)) else ""
-        in_cells = re.search(r"(?<![A-Za-z0-9])" + re.escape(token), cells) is not None
-        printed = (not token.isdigit() or len(token) == 4) and in_cells
-        opens = bool(token) and (token == str(number) or printed)
+        opens = bool(token) and (
+            token == str(number)
+            or (
+                (not token.isdigit() or len(token) == 4)  # a year, not a note's number out of sequence
+                and re.search(r"(?<![A-Za-z0-9])" + re.escape(token), cells) is not None
+            )
+        )
         if k == 0 and not opens:
             return 0
         if opens:
